@@ -1,0 +1,55 @@
+# Two commands on a fresh machine (see README):
+#   make book   install everything, then build the book with every chapter executed
+#   make test   install everything, then run the whole test suite
+# `make install` is idempotent and fast once done; `make notebook MD=book/x.md` re-pairs and
+# re-executes one chapter for authors.
+
+VENV      ?= .venv
+PY        := $(VENV)/bin/python
+JB        := $(VENV)/bin/jupyter-book
+APT_PKGS  := chromium chromium-driver wordnet-base
+MATHJAX   := mathjax@3.2.2
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Nothing in the build or the tests may reach a model hub; local files only.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export MARKEVAL_OFFLINE := 1
+export MARKEVAL_PROFILE ?= ci
+export PYTHONHASHSEED := 0
+# Kernels started by nbval and the book build must use the project's interpreter.
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+
+.PHONY: install book test notebook clean
+
+install: $(VENV)/.installed book/_static/mathjax/tex-chtml.js
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || [ ! -f /usr/share/wordnet/data.noun ]; then \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PKGS); fi
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+# MathJax is served from the built book itself, so equations render with no network.
+book/_static/mathjax/tex-chtml.js:
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/npm $(MATHJAX)
+	mkdir -p book/_static/mathjax
+	cp -r $(VENV)/npm/node_modules/mathjax/es5/. book/_static/mathjax/
+
+book: install
+	$(JB) build . -W -n --keep-going
+
+test: install
+	$(PY) -m pytest --nbval-lax
+
+# Execute a chapter into its .ipynb pair, dropping per-cell timing metadata that would
+# make the pair differ from its .md for no reason.
+notebook: install
+	$(VENV)/bin/jupytext --execute --to ipynb $(MD)
+	$(PY) -c "import sys, nbformat as f; p = sys.argv[1]; nb = f.read(p, 4); \
+	[c.metadata.pop('execution', None) for c in nb.cells]; f.write(nb, p)" $(basename $(MD)).ipynb
+
+clean:
+	rm -rf _build

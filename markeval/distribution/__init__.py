@@ -1,0 +1,1 @@
+"""distribution metrics (see the package docstring for the public names)."""

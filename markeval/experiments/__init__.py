@@ -1,0 +1,1 @@
+"""experiments metrics (see the package docstring for the public names)."""

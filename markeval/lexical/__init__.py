@@ -1,0 +1,1 @@
+"""lexical metrics (see the package docstring for the public names)."""

@@ -1,0 +1,1 @@
+"""population metrics (see the package docstring for the public names)."""

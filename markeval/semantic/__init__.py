@@ -1,0 +1,1 @@
+"""semantic metrics (see the package docstring for the public names)."""

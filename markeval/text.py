@@ -1,0 +1,243 @@
+"""Text utilities shared by the metrics: sentence splitting, tokenizers, n-grams."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from markeval._checks import check_string, check_strings
+
+# A sentence ends at . ! or ? (optionally followed by closing quotes/brackets) before
+# whitespace and an upper-case letter, digit or opening quote. Common abbreviations
+# ("Mr.", "Dr.") and single initials ("J. Smith", "U.S.") do not end a sentence, so
+# that news text is not cut mid-sentence.
+_ABBREVIATIONS = frozenset({
+    "Mr", "Mrs", "Ms", "Dr", "Prof", "Sr", "Jr", "St", "Gen", "Gov", "Sen", "Rep", "Lt", "Col",
+    "Capt", "Sgt", "Rev", "Inc", "Ltd", "Co", "Corp", "vs", "etc", "No", "Mt", "Jan", "Feb",
+    "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec",
+})
+_CANDIDATE_END = re.compile(r"(?<=[.!?])(['\")\]]*)\s+(?=['\"(\[]?[A-Z0-9])")
+_LAST_WORD = re.compile(r"([A-Za-z]+)\.$")
+
+
+def _ends_sentence(prefix: str) -> bool:
+    last = _LAST_WORD.search(prefix)
+    if last is None:
+        return True
+    word = last.group(1)
+    return word not in _ABBREVIATIONS and not (len(word) == 1 and word.isupper())
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split running text into sentences with a rule-based splitter.
+
+    Paragraph breaks always end a sentence. Within a paragraph a sentence ends at
+    ``.``, ``!`` or ``?`` followed by white space and a capital letter or digit,
+    except after common abbreviations and single-letter initials. Good enough for
+    edited news prose (BBC); not a substitute for a trained splitter on messy text.
+
+    Parameters
+    ----------
+    text : str
+        Running text; paragraphs separated by blank lines or newlines.
+
+    Returns
+    -------
+    list of str
+        Sentences with surrounding white space removed; empty pieces dropped.
+
+    Examples
+    --------
+    >>> split_sentences("Mr. Smith went to Washington. He met Dr. Jones!\\nThen he left.")
+    ['Mr. Smith went to Washington.', 'He met Dr. Jones!', 'Then he left.']
+    """
+    check_string(text, "text")
+    sentences: list[str] = []
+    for paragraph in re.split(r"\n\s*", text):
+        start = 0
+        for boundary in _CANDIDATE_END.finditer(paragraph):
+            if _ends_sentence(paragraph[start : boundary.start()]):
+                sentences.append(paragraph[start : boundary.end(1)].strip())
+                start = boundary.end()
+        sentences.append(paragraph[start:].strip())
+    return [s for s in sentences if s]
+
+
+# --- Tokenizers (sacrebleu-compatible) -------------------------------------------------------
+#
+# BLEU scores depend on tokenisation, so markeval reproduces sacrebleu's tokenizers exactly:
+# ``13a`` (mteval-v13a.pl, WMT's default), ``intl`` (mteval-v14 international) and ``none``
+# (split on white space only). Every text is pre-processed as sacrebleu does:
+# optional lower-casing, then ``rstrip()``, then the tokenizer, then ``str.split()``.
+
+TOKENIZERS = ("13a", "intl", "none")
+
+# 13a step 1 puts spaces around these ASCII symbols. sacrebleu's class also contains the
+# space itself; padding a space with spaces changes no token, so it is left out here.
+_13A_SYMBOLS = re.compile(r"[!-&(-+/:-@\[-`{-~]")
+# 13a steps 2-4, in sacrebleu's order: periods and commas unless next to a digit, and a dash
+# after a digit.
+_13A_RULES = (
+    (re.compile(r"([^0-9])([\.,])"), r"\1 \2 "),
+    (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),
+    (re.compile(r"([0-9])(-)"), r"\1 \2 "),
+)
+_INTL_RULES = (  # compiled on first use: they need the third-party `regex` module (\p{...})
+    (r"(\P{N})(\p{P})", r"\1 \2 "),
+    (r"(\p{P})(\P{N})", r" \1 \2"),
+    (r"(\p{S})", r" \1 "),
+)
+_intl_compiled: list = []
+
+# Tokenised lines are cached (as sacrebleu does) so that references shared by many systems
+# are tokenised once. The cache is dropped whole when it grows past this many lines.
+_CACHE_LINES = 2**17
+_token_cache: dict[tuple[str, bool], dict[str, tuple[str, ...]]] = {}
+
+
+def _13a_prepare(line: str) -> str:
+    """mteval-v13a's language-independent part: drop <skipped>, join lines, unescape."""
+    line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        line = line.replace("&quot;", '"').replace("&amp;", "&")
+        line = line.replace("&lt;", "<").replace("&gt;", ">")
+    return line
+
+
+def _tokenize_13a(lines: list[str]) -> list[tuple[str, ...]]:
+    # The regular expressions run once over all lines joined by "\n" (much faster than a call
+    # per line). This is exact: after _13a_prepare no line contains "\n", and every line is
+    # padded with spaces as in sacrebleu, so no rule can match across a line boundary.
+    text = "\n".join([f" {_13a_prepare(line)} " for line in lines])
+    text = _13A_SYMBOLS.sub(r" \g<0> ", text)
+    for pattern, replacement in _13A_RULES:
+        text = pattern.sub(replacement, text)
+    return [tuple(chunk.split()) for chunk in text.split("\n")]
+
+
+def _tokenize_intl(lines: list[str]) -> list[tuple[str, ...]]:
+    if not _intl_compiled:
+        try:
+            import regex
+        except ImportError:  # pragma: no cover - regex is installed with sacrebleu
+            raise ImportError(
+                "tokenize='intl' needs the 'regex' package (pip install regex)"
+            ) from None
+        _intl_compiled.extend((regex.compile(p), r) for p, r in _INTL_RULES)
+    out = []
+    # Line by line: the intl rules are not padded, so a line start must stay a text start.
+    for line in lines:
+        for pattern, replacement in _intl_compiled:
+            line = pattern.sub(replacement, line)
+        out.append(tuple(line.split()))
+    return out
+
+
+def _tokenize_none(lines: list[str]) -> list[tuple[str, ...]]:
+    return [tuple(line.split()) for line in lines]
+
+
+_TOKENIZER_FUNCTIONS = {"13a": _tokenize_13a, "intl": _tokenize_intl, "none": _tokenize_none}
+
+
+def check_tokenizer(tokenizer) -> str:
+    """Return ``tokenizer`` if it names a known tokenizer; raise ``ValueError`` otherwise."""
+    if tokenizer not in _TOKENIZER_FUNCTIONS:
+        raise ValueError(f"unknown tokenizer {tokenizer!r}: choose one of {TOKENIZERS}")
+    return tokenizer
+
+
+def tokenize_many(
+    texts, tokenizer: str = "13a", *, lowercase: bool = False
+) -> list[tuple[str, ...]]:
+    """Tokenise many texts exactly as sacrebleu does, with a cache shared across calls.
+
+    Each text is lower-cased (if asked), right-stripped, tokenised and split on white
+    space. Results are cached per line, so tokenising the same references again for
+    another system is almost free.
+
+    Parameters
+    ----------
+    texts : list of str
+        The texts (sentences) to tokenise.
+    tokenizer : {"13a", "intl", "none"}
+        ``"13a"``: mteval-v13a (WMT's standard; unescapes ``&quot; &amp; &lt; &gt;``,
+        splits off punctuation and symbols). ``"intl"``: mteval-v14 international
+        (Unicode punctuation and symbols; needs the ``regex`` package). ``"none"``:
+        split on white space only (for pre-tokenised text).
+    lowercase : bool
+        Lower-case before tokenising.
+
+    Returns
+    -------
+    list of tuple of str
+        One tuple of tokens per text.
+
+    Examples
+    --------
+    >>> tokenize_many(["Hello, world!", "It costs $3.50."])
+    [('Hello', ',', 'world', '!'), ('It', 'costs', '$', '3.50', '.')]
+    """
+    texts = check_strings(texts, "texts", allow_empty_list=True)
+    function = _TOKENIZER_FUNCTIONS[check_tokenizer(tokenizer)]
+    cache = _token_cache.setdefault((tokenizer, bool(lowercase)), {})
+    missing = list(dict.fromkeys(t for t in texts if t not in cache))
+    if missing:
+        if len(cache) + len(missing) > _CACHE_LINES:
+            cache.clear()
+            missing = list(dict.fromkeys(texts))
+        prepared = [t.lower().rstrip() if lowercase else t.rstrip() for t in missing]
+        cache.update(zip(missing, function(prepared)))
+    return [cache[t] for t in texts]
+
+
+def tokenize(text: str, tokenizer: str = "13a", *, lowercase: bool = False) -> list[str]:
+    """Tokenise one text exactly as sacrebleu does (see :func:`tokenize_many`).
+
+    Examples
+    --------
+    >>> tokenize("The cat isn't on the mat.")
+    ['The', 'cat', "isn't", 'on', 'the', 'mat', '.']
+    >>> tokenize("the cat &apos;s mat &amp; hat")  # 13a unescapes &amp; but not &apos;
+    ['the', 'cat', '&', 'apos', ';', 's', 'mat', '&', 'hat']
+    >>> tokenize("The Cat sat.", "none", lowercase=True)
+    ['the', 'cat', 'sat.']
+    """
+    check_string(text, "text")
+    return list(tokenize_many([text], tokenizer, lowercase=lowercase)[0])
+
+
+def ngrams(tokens, n: int) -> list[tuple[str, ...]]:
+    """All contiguous ``n``-grams of ``tokens`` in order (empty if there are fewer tokens).
+
+    Examples
+    --------
+    >>> ngrams("the cat sat".split(), 2)
+    [('the', 'cat'), ('cat', 'sat')]
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    tokens = list(tokens)
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+
+
+def ngram_counts(tokens, max_order: int, *, min_order: int = 1) -> Counter:
+    """Count every n-gram of ``tokens`` with ``min_order <= n <= max_order``.
+
+    The readable reference implementation; the metrics use a vectorised equivalent.
+
+    Examples
+    --------
+    >>> counts = ngram_counts("the cat the cat".split(), 2)
+    >>> counts[("the", "cat")], counts[("cat",)], counts[("cat", "the")]
+    (2, 2, 1)
+    """
+    if isinstance(min_order, bool) or not isinstance(min_order, int) or min_order < 1:
+        raise ValueError(f"min_order must be a positive int, got {min_order!r}")
+    if isinstance(max_order, bool) or not isinstance(max_order, int) or max_order < min_order:
+        raise ValueError(f"max_order must be an int >= min_order={min_order}, got {max_order!r}")
+    tokens = list(tokens)
+    counts: Counter = Counter()
+    for n in range(min_order, max_order + 1):
+        counts.update(ngrams(tokens, n))
+    return counts

@@ -1,0 +1,34 @@
+"""Shared paths and helpers for the test suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def toc_files() -> list[str]:
+    """Every file stem listed in ``_toc.yml`` (root first), e.g. ``book/index``."""
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    stems = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                stems.append(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return stems
+
+
+def chapter_sources() -> list[Path]:
+    """The paired chapter sources: MyST ``.md`` files under ``book/`` with a jupytext header."""
+    return sorted(
+        p for p in (REPO / "book").rglob("*.md")
+        if "_build" not in p.parts and p.read_text(encoding="utf-8")[:600].count("jupytext")
+    )

@@ -1,0 +1,42 @@
+"""The project's shape: installable package, pinned environment, CI running the README command."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import markeval
+from conftest import REPO
+
+
+def test_version():
+    assert re.fullmatch(r"\d+\.\d+\.\d+", markeval.__version__)
+
+
+def test_top_level_layout():
+    for name in ("book", "markeval", "_config.yml", "_toc.yml", "tests", "requirements.txt",
+                 "README.md", "pyproject.toml", ".ci/run", "benchmarks"):
+        assert (REPO / name).exists(), f"missing top-level {name}"
+
+
+def test_runtime_dependencies_are_ranges():
+    """Colab's own torch must satisfy them, so no exact pins in pyproject.toml."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    for dep in project["dependencies"]:
+        assert "==" not in dep, f"runtime dependency {dep!r} is pinned; use a range"
+
+
+def test_requirements_are_pinned():
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line and not line.startswith("-e"):
+            assert "==" in line, f"requirements.txt line {line!r} is not pinned"
+    assert "torch==2.13.0" in (REPO / "requirements.txt").read_text()
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (REPO / "README.md").read_text()
+    ci = (REPO / ".ci" / "run").read_text()
+    commands = re.findall(r"```(?:bash|sh)\n(.*?)```", readme, flags=re.S)
+    assert any("make test" in block for block in commands), "README shows no `make test` command"
+    assert re.search(r"^timeout \S+ make test$", ci, flags=re.M), ".ci/run must run `make test` under timeout"

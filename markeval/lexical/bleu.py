@@ -1,0 +1,617 @@
+"""BLEU (Papineni et al., 2002): clipped n-gram precision, geometric mean, brevity penalty.
+
+Sufficient statistics first, score second (sacrebleu's design). :func:`bleu_statistics`
+counts, per sentence, the hypothesis length, the closest reference length, and for each
+order ``n`` the clipped matches and the number of hypothesis n-grams. Every score is a
+function of (sums of) these integers, so corpus BLEU, sentence BLEU and bootstrap
+resampling share one pass over the text.
+
+Smoothing: sacrebleu's ``none``, ``floor``, ``add-k`` and ``exp`` (the default, as in
+sacrebleu), and NLTK's ``SmoothingFunction().method0`` … ``method7`` as ``nltk0`` …
+``nltk7`` (Chen and Cherry, 2014), each reproducing its reference implementation exactly,
+quirks included (see :mod:`markeval.lexical._bleu_smoothing`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from markeval._checks import check_probability, check_string
+from markeval._signature import make_signature
+from markeval.lexical._bleu_smoothing import (
+    NLTK_METHOD5_ORDER,
+    NLTK_SMOOTHING,
+    SACREBLEU_SMOOTHING,
+    SMOOTHING,
+    nltk_bleu,
+    sacrebleu_bleu,
+)
+from markeval.lexical._ngram import (
+    NGramReferences,
+    _count_keys,
+    _lookup,
+    closest_lengths,
+    resolve_references,
+)
+
+__all__ = [
+    "BLEUBootstrap",
+    "BLEUScore",
+    "BLEUStatistics",
+    "NGramReferences",
+    "bleu",
+    "bleu_bootstrap",
+    "bleu_from_statistics",
+    "bleu_statistics",
+    "sentence_bleu",
+    "sentence_bleu_scores",
+]
+
+
+@dataclass(frozen=True)
+class BLEUScore:
+    """A BLEU score and the numbers it is made of.
+
+    Attributes
+    ----------
+    score : float
+        BLEU on a 0-100 scale.
+    precisions : tuple of float
+        Per-order (smoothed) precisions in percent, orders 1..max_order.
+    counts, totals : tuple of int
+        Clipped n-gram matches and hypothesis n-grams per order (raw, before smoothing).
+    bp : float
+        Brevity penalty.
+    ratio : float
+        ``hyp_len / ref_len`` (0 when ``ref_len`` is 0).
+    hyp_len, ref_len : int
+        Hypothesis tokens and closest-reference tokens, summed over sentences.
+    signature : str
+        Every setting that changes the number.
+    """
+
+    score: float
+    precisions: tuple[float, ...]
+    counts: tuple[int, ...]
+    totals: tuple[int, ...]
+    bp: float
+    ratio: float
+    hyp_len: int
+    ref_len: int
+    signature: str
+
+    def __str__(self) -> str:
+        precisions = "/".join(f"{p:.1f}" for p in self.precisions)
+        return (
+            f"BLEU = {self.score:.2f} {precisions} (BP = {self.bp:.3f} ratio = "
+            f"{self.ratio:.3f} hyp_len = {self.hyp_len} ref_len = {self.ref_len})"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class BLEUStatistics:
+    """Per-sentence sufficient statistics of BLEU (integer arrays, one row per sentence).
+
+    Attributes
+    ----------
+    hyp_len : ndarray of int, shape (n,)
+        Hypothesis length in tokens.
+    ref_len : ndarray of int, shape (n,)
+        Length of the reference closest in length (ties: the shorter one).
+    counts : ndarray of int, shape (n, max_order)
+        Clipped matches: for each n-gram, ``min(count in hypothesis, max count in any
+        one reference)``, summed over the n-grams of each order.
+    totals : ndarray of int, shape (n, max_order)
+        Hypothesis n-grams of each order: ``max(0, hyp_len - n + 1)``.
+    n_refs : int or None
+        References per sentence (None when it varies).
+    tokenize : str
+        Tokenizer used.
+    lowercase : bool
+        Whether text was lower-cased.
+    """
+
+    hyp_len: np.ndarray
+    ref_len: np.ndarray
+    counts: np.ndarray
+    totals: np.ndarray
+    n_refs: int | None
+    tokenize: str
+    lowercase: bool
+
+    @property
+    def max_order(self) -> int:
+        return int(self.counts.shape[1])
+
+    def __len__(self) -> int:
+        return int(self.hyp_len.shape[0])
+
+    def take(self, indices) -> BLEUStatistics:
+        """The statistics of the sentences at ``indices`` (in that order; repeats allowed)."""
+        idx = np.asarray(indices, dtype=np.int64)
+        return BLEUStatistics(
+            self.hyp_len[idx], self.ref_len[idx], self.counts[idx], self.totals[idx],
+            self.n_refs, self.tokenize, self.lowercase,
+        )
+
+
+@dataclass(frozen=True)
+class BLEUBootstrap:
+    """Corpus BLEU with a percentile bootstrap confidence interval over sentences.
+
+    Attributes
+    ----------
+    score : float
+        Corpus BLEU of the actual corpus.
+    ci_low, ci_high : float
+        The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the
+        resampled scores.
+    mean, std : float
+        Mean and standard deviation of the resampled scores.
+    confidence : float
+    n_samples : int
+    seed : int
+    signature : str
+    """
+
+    score: float
+    ci_low: float
+    ci_high: float
+    mean: float
+    std: float
+    confidence: float
+    n_samples: int
+    seed: int
+    signature: str
+
+
+def _check_positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def _check_smoothing(smooth, smooth_value, effective_order, default_effective: bool):
+    """Validate the smoothing settings; return (smooth, value, effective_order)."""
+    if smooth not in SMOOTHING:
+        raise ValueError(f"unknown smooth={smooth!r}: choose one of {SMOOTHING}")
+    defaults = SACREBLEU_SMOOTHING if smooth in SACREBLEU_SMOOTHING else NLTK_SMOOTHING
+    if smooth_value is None:
+        smooth_value = defaults[smooth]
+    elif defaults[smooth] is None:
+        raise ValueError(f"smooth={smooth!r} takes no smooth_value (got {smooth_value!r})")
+    elif isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float)) or not (
+        math.isfinite(smooth_value) and smooth_value >= 0
+    ):
+        raise ValueError(f"smooth_value must be a finite number >= 0, got {smooth_value!r}")
+    if smooth in NLTK_SMOOTHING:
+        if effective_order:
+            raise ValueError(
+                "effective_order is sacrebleu's option; it has no meaning for NLTK's "
+                f"smoothing {smooth!r}"
+            )
+        effective_order = None
+    elif effective_order is None:
+        effective_order = default_effective
+    return smooth, smooth_value, effective_order
+
+
+def _signature(stats: BLEUStatistics, max_order, smooth, value, effective_order, **extra) -> str:
+    smooth_text = smooth if value is None else f"{smooth}[{value:.2f}]"
+    return make_signature(
+        "bleu",
+        nrefs=stats.n_refs if stats.n_refs is not None else "var",
+        tok=stats.tokenize,
+        lowercase=stats.lowercase,
+        smooth=smooth_text,
+        eff=effective_order,
+        order=max_order,
+        **extra,
+    )
+
+
+def _orders_needed(max_order: int, smooth: str) -> int:
+    # NLTK's method5 (and method7) peeks at 5-gram statistics whatever max_order is.
+    if smooth in ("nltk5", "nltk7"):
+        return max(max_order, NLTK_METHOD5_ORDER)
+    return max_order
+
+
+def bleu_statistics(
+    hypotheses,
+    references,
+    *,
+    max_order: int = 4,
+    tokenize: str | None = None,
+    lowercase: bool | None = None,
+) -> BLEUStatistics:
+    """Count the per-sentence sufficient statistics of BLEU.
+
+    Parameters
+    ----------
+    hypotheses : list of str
+        System outputs, one per sentence.
+    references : list or NGramReferences
+        ``references[i]`` is the reference string, or list of reference strings, for
+        ``hypotheses[i]``; or an :class:`NGramReferences` prepared once for many systems.
+    max_order : int
+        Highest n-gram order counted.
+    tokenize : {"13a", "intl", "none"}, optional
+        Tokenizer; default ``"13a"`` (or the NGramReferences' tokenizer).
+    lowercase : bool, optional
+        Lower-case before tokenising; default False (or the NGramReferences' setting).
+
+    Returns
+    -------
+    BLEUStatistics
+
+    Examples
+    --------
+    >>> stats = bleu_statistics(["the cat the cat on the mat"],
+    ...                         [["the cat is on the mat", "there is a cat on the mat"]])
+    >>> stats.counts.tolist(), stats.totals.tolist(), stats.ref_len.tolist()
+    ([[5, 4, 2, 1]], [[7, 6, 5, 4]], [7])
+    """
+    max_order = _check_positive_int(max_order, "max_order")
+    hypotheses, prepared = resolve_references(hypotheses, references, tokenize, lowercase)
+    tokens = prepared.tokenize_hypotheses(hypotheses)
+    n = len(tokens)
+    hyp_len = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
+    table_keys, table_max, g = prepared.bleu_table(max_order)
+    keys, hyp_counts = _count_keys(prepared.hypothesis_keys(tokens, 1, max_order, g))
+    clipped = np.minimum(hyp_counts, _lookup(table_keys, table_max, keys))
+    keep = clipped > 0
+    keys, clipped = keys[keep], clipped[keep]
+    offsets = prepared.offsets(max_order)
+    order = np.searchsorted(offsets, keys % g, side="right") - 1
+    cells = (keys // g) * max_order + order
+    counts = np.bincount(cells, weights=clipped, minlength=n * max_order)
+    counts = np.rint(counts).astype(np.int64).reshape(n, max_order)
+    totals = np.maximum(hyp_len[:, None] - np.arange(max_order)[None, :], 0)
+    return BLEUStatistics(
+        hyp_len=hyp_len,
+        ref_len=closest_lengths(hyp_len, prepared),
+        counts=counts,
+        totals=totals,
+        n_refs=prepared.n_refs,
+        tokenize=prepared.tokenize,
+        lowercase=prepared.lowercase,
+    )
+
+
+def _score_sums(sums: np.ndarray, max_order: int, smooth, value, effective_order, last):
+    """(score, precisions, bp) from one row of summed statistics.
+
+    ``sums`` = [hyp_len, ref_len, counts (k orders), totals (k), max(1, totals) (k)],
+    with k >= max_order; ``last`` = (hyp_len, counts, totals) of the last sentence.
+    """
+    k = (len(sums) - 2) // 3
+    hyp_len, ref_len = int(sums[0]), int(sums[1])
+    counts = [int(x) for x in sums[2 : 2 + max_order]]
+    totals = [int(x) for x in sums[2 + k : 2 + k + max_order]]
+    if smooth in SACREBLEU_SMOOTHING:
+        return sacrebleu_bleu(counts, totals, hyp_len, ref_len, smooth, value, effective_order)
+    denominators = [int(x) for x in sums[2 + 2 * k : 2 + 2 * k + max_order]]
+    last_len, last_5gram = 0, None
+    if smooth in ("nltk5", "nltk6", "nltk7"):  # the methods that look at the last sentence
+        last_len = int(last[0])
+        j = NLTK_METHOD5_ORDER - 1
+        if smooth != "nltk6":
+            last_5gram = (int(last[1][j]), max(1, int(last[2][j])))
+    return nltk_bleu(counts, denominators, hyp_len, ref_len, smooth, value, last_len, last_5gram)
+
+
+def _stack(stats: BLEUStatistics) -> np.ndarray:
+    return np.column_stack(
+        [stats.hyp_len, stats.ref_len, stats.counts, stats.totals, np.maximum(stats.totals, 1)]
+    )
+
+
+def _resolve_order(stats: BLEUStatistics, max_order, smooth) -> int:
+    if max_order is None:
+        max_order = stats.max_order
+    max_order = _check_positive_int(max_order, "max_order")
+    needed = _orders_needed(max_order, smooth)
+    if needed > stats.max_order:
+        raise ValueError(
+            f"max_order={max_order} with smooth={smooth!r} needs statistics up to order "
+            f"{needed}, but these stop at {stats.max_order}: collect them with "
+            f"bleu_statistics(..., max_order={needed})"
+        )
+    return max_order
+
+
+def _result(stats, sums, max_order, smooth, value, effective_order, last) -> BLEUScore:
+    score, precisions, bp = _score_sums(sums, max_order, smooth, value, effective_order, last)
+    hyp_len, ref_len = int(sums[0]), int(sums[1])
+    k = (len(sums) - 2) // 3
+    return BLEUScore(
+        score=float(score),
+        precisions=tuple(float(p) for p in precisions),
+        counts=tuple(int(x) for x in sums[2 : 2 + max_order]),
+        totals=tuple(int(x) for x in sums[2 + k : 2 + k + max_order]),
+        bp=float(bp),
+        ratio=hyp_len / ref_len if ref_len else 0.0,
+        hyp_len=hyp_len,
+        ref_len=ref_len,
+        signature=_signature(stats, max_order, smooth, value, effective_order),
+    )
+
+
+def _last(stats: BLEUStatistics):
+    return stats.hyp_len[-1], stats.counts[-1], stats.totals[-1]
+
+
+def bleu_from_statistics(
+    stats: BLEUStatistics,
+    *,
+    smooth: str = "exp",
+    smooth_value: float | None = None,
+    effective_order: bool | None = None,
+    max_order: int | None = None,
+) -> BLEUScore:
+    """Corpus BLEU from per-sentence statistics (summed first, then scored).
+
+    Parameters
+    ----------
+    stats : BLEUStatistics
+        From :func:`bleu_statistics`.
+    smooth, smooth_value, effective_order :
+        As in :func:`bleu`.
+    max_order : int, optional
+        Orders to use (default: all orders in ``stats``).
+
+    Examples
+    --------
+    >>> stats = bleu_statistics(["a b c d e"], ["a b c d f"], tokenize="none")
+    >>> round(bleu_from_statistics(stats, smooth="none").score, 4)
+    66.874
+    """
+    if not isinstance(stats, BLEUStatistics):
+        raise TypeError(f"stats must be BLEUStatistics, got {type(stats).__name__}")
+    if len(stats) == 0:
+        raise ValueError("stats has no sentences")
+    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, False)
+    max_order = _resolve_order(stats, max_order, smooth)
+    sums = _stack(stats).sum(axis=0)
+    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats))
+
+
+def bleu(
+    hypotheses,
+    references,
+    *,
+    max_order: int = 4,
+    smooth: str = "exp",
+    smooth_value: float | None = None,
+    effective_order: bool | None = None,
+    tokenize: str | None = None,
+    lowercase: bool | None = None,
+) -> BLEUScore:
+    """Corpus BLEU, identical to sacrebleu's ``corpus_bleu`` (and to NLTK's with ``nltk*``).
+
+    .. math::
+
+        \\mathrm{BLEU} = 100\\cdot\\mathrm{BP}\\cdot
+        \\exp\\Big(\\frac{1}{N}\\sum_{n=1}^{N}\\log p_n\\Big),\\qquad
+        \\mathrm{BP} = \\min\\big(1, e^{1 - r/c}\\big)
+
+    with ``p_n`` the clipped n-gram precision over the whole corpus (matches and totals
+    summed over sentences before dividing), ``c`` the hypothesis length and ``r`` the sum of
+    the closest reference lengths.
+
+    Parameters
+    ----------
+    hypotheses : list of str
+        System outputs.
+    references : list or NGramReferences
+        ``references[i]``: the reference string or list of reference strings for
+        ``hypotheses[i]`` (not sacrebleu's transposed layout: that raises an error).
+    max_order : int
+        Highest n-gram order ``N`` (4).
+    smooth : str
+        ``"exp"`` (sacrebleu's default; NIST), ``"floor"``, ``"add-k"``, ``"none"``, or NLTK's
+        ``"nltk0"`` … ``"nltk7"`` (``SmoothingFunction().methodK``, quirks included; NLTK
+        also counts at least one n-gram per sentence and order in the denominators).
+    smooth_value : float, optional
+        Parameter of ``floor`` (0.1), ``add-k`` (1), ``nltk1`` (epsilon 0.1), ``nltk4``/
+        ``nltk7`` (k 5) and ``nltk6`` (alpha 5).
+    effective_order : bool, optional
+        sacrebleu methods only: ignore orders that no hypothesis is long enough to have.
+        Default (None): False for corpus BLEU, True for sentence BLEU, as in sacrebleu.
+    tokenize : {"13a", "intl", "none"}, optional
+        Default ``"13a"``, sacrebleu's default. Use ``"none"`` for pre-tokenised text.
+    lowercase : bool, optional
+        Case-insensitive BLEU.
+
+    Returns
+    -------
+    BLEUScore
+
+    Examples
+    --------
+    >>> hyps = ["the cat sat on the mat", "a dog barked"]
+    >>> refs = [["the cat sat on the mat"], ["the dog barked loudly"]]
+    >>> result = bleu(hyps, refs)
+    >>> round(result.score, 2), result.counts, result.totals
+    (79.07, (8, 6, 4, 3), (9, 7, 5, 3))
+    >>> print(result)
+    BLEU = 79.07 88.9/85.7/80.0/100.0 (BP = 0.895 ratio = 0.900 hyp_len = 9 ref_len = 10)
+    """
+    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, False)
+    max_order = _check_positive_int(max_order, "max_order")
+    stats = bleu_statistics(
+        hypotheses, references, max_order=_orders_needed(max_order, smooth),
+        tokenize=tokenize, lowercase=lowercase,
+    )
+    sums = _stack(stats).sum(axis=0)
+    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats))
+
+
+def sentence_bleu(
+    hypothesis: str,
+    references,
+    *,
+    max_order: int = 4,
+    smooth: str = "exp",
+    smooth_value: float | None = None,
+    effective_order: bool | None = None,
+    tokenize: str | None = None,
+    lowercase: bool | None = None,
+) -> BLEUScore:
+    """BLEU of one sentence, identical to sacrebleu's ``sentence_bleu`` (or NLTK's).
+
+    Defaults follow sacrebleu: ``exp`` smoothing and effective order on.
+
+    Parameters
+    ----------
+    hypothesis : str
+        One system output.
+    references : str or list of str
+        Its reference(s).
+    max_order, smooth, smooth_value, effective_order, tokenize, lowercase :
+        As in :func:`bleu`.
+
+    Examples
+    --------
+    The MT output from Papineni et al. (2002) that repeats "the": unigram precision 2/7.
+
+    >>> refs = ["the cat is on the mat", "there is a cat on the mat"]
+    >>> result = sentence_bleu("the the the the the the the", refs, smooth="none")
+    >>> result.counts[0], result.totals[0], result.score
+    (2, 7, 0.0)
+    >>> round(sentence_bleu("the cat is on the mat", refs).score, 1)
+    100.0
+    """
+    check_string(hypothesis, "hypothesis")
+    if isinstance(references, NGramReferences):
+        raise TypeError("sentence_bleu takes the references of one sentence: a str or list")
+    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, True)
+    max_order = _check_positive_int(max_order, "max_order")
+    stats = bleu_statistics(
+        [hypothesis], [references], max_order=_orders_needed(max_order, smooth),
+        tokenize=tokenize, lowercase=lowercase,
+    )
+    sums = _stack(stats)[0]
+    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats))
+
+
+def sentence_bleu_scores(
+    stats: BLEUStatistics,
+    *,
+    smooth: str = "exp",
+    smooth_value: float | None = None,
+    effective_order: bool | None = None,
+    max_order: int | None = None,
+) -> np.ndarray:
+    """Sentence BLEU of every row of ``stats`` (same numbers as calling :func:`sentence_bleu`).
+
+    Returns
+    -------
+    ndarray of float, shape (n,)
+
+    Examples
+    --------
+    >>> stats = bleu_statistics(["a b c d", "a b x y"], ["a b c d", "a b c d"], tokenize="none")
+    >>> sentence_bleu_scores(stats).round(2).tolist()
+    [100.0, 31.95]
+    """
+    if not isinstance(stats, BLEUStatistics):
+        raise TypeError(f"stats must be BLEUStatistics, got {type(stats).__name__}")
+    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, True)
+    max_order = _resolve_order(stats, max_order, smooth)
+    rows = _stack(stats)
+    scores = [
+        _score_sums(rows[i], max_order, smooth, value, effective_order,
+                    (stats.hyp_len[i], stats.counts[i], stats.totals[i]))[0]
+        for i in range(len(stats))
+    ]
+    return np.asarray(scores, dtype=np.float64)
+
+
+def bleu_bootstrap(
+    stats: BLEUStatistics,
+    *,
+    n_samples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    smooth: str = "exp",
+    smooth_value: float | None = None,
+    effective_order: bool | None = None,
+    max_order: int | None = None,
+) -> BLEUBootstrap:
+    """Percentile bootstrap confidence interval of corpus BLEU, resampling sentences.
+
+    Each replicate draws ``len(stats)`` sentences with replacement and scores the sum of
+    their statistics, so nothing is re-tokenised or re-counted (Koehn, 2004).
+
+    Parameters
+    ----------
+    stats : BLEUStatistics
+    n_samples : int
+        Bootstrap replicates.
+    confidence : float
+        Coverage of the interval, in (0, 1).
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+    smooth, smooth_value, effective_order, max_order :
+        As in :func:`bleu_from_statistics`. NLTK's methods 5-7 depend on which sentence
+        comes last, which a resample does not define, so they are refused.
+
+    Examples
+    --------
+    >>> hyps = ["the cat sat on a mat", "a dog barked at me", "it rained all day long"]
+    >>> refs = ["the cat sat on the mat", "the dog barked at me", "it rained all day"]
+    >>> ci = bleu_bootstrap(bleu_statistics(hyps, refs), n_samples=200, seed=1)
+    >>> round(ci.score, 2), round(ci.ci_low, 2), round(ci.ci_high, 2)
+    (61.67, 57.36, 66.87)
+    """
+    if not isinstance(stats, BLEUStatistics):
+        raise TypeError(f"stats must be BLEUStatistics, got {type(stats).__name__}")
+    if len(stats) == 0:
+        raise ValueError("stats has no sentences")
+    n_samples = _check_positive_int(n_samples, "n_samples")
+    confidence = check_probability(confidence, "confidence")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
+    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, False)
+    if smooth in ("nltk5", "nltk6", "nltk7"):
+        raise ValueError(
+            f"smooth={smooth!r} depends on the order of sentences (NLTK smooths with the last "
+            "sentence), which a bootstrap resample does not have"
+        )
+    max_order = _resolve_order(stats, max_order, smooth)
+    rows = _stack(stats).astype(np.float64)
+    n = len(stats)
+    rng = np.random.default_rng(seed)
+    # Each replicate is a vector of multiplicities (how often each sentence was drawn);
+    # its summed statistics are one matrix product. Float sums of integers are exact.
+    chunk = max(1, 4_000_000 // n)
+    sums = []
+    for start in range(0, n_samples, chunk):
+        size = min(chunk, n_samples - start)
+        draws = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
+        weights = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n)
+        sums.append(np.rint(weights.astype(np.float64) @ rows).astype(np.int64))
+    sums = np.concatenate(sums)
+    scores = np.array(
+        [_score_sums(s, max_order, smooth, value, effective_order, None)[0] for s in sums]
+    )
+    actual = _result(stats, _stack(stats).sum(axis=0), max_order, smooth, value,
+                     effective_order, _last(stats))
+    low, high = np.quantile(scores, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return BLEUBootstrap(
+        score=actual.score,
+        ci_low=float(low),
+        ci_high=float(high),
+        mean=float(scores.mean()),
+        std=float(scores.std(ddof=1)) if n_samples > 1 else 0.0,
+        confidence=confidence,
+        n_samples=n_samples,
+        seed=int(seed),
+        signature=_signature(stats, max_order, smooth, value, effective_order,
+                             bootstrap=n_samples, seed=int(seed)),
+    )

@@ -1,0 +1,315 @@
+"""GLEU, Google-BLEU (Wu et al., 2016): n-gram matches over max(hypothesis, reference) n-grams.
+
+For one sentence, count all n-grams with ``min_len <= n <= max_len`` in the hypothesis
+and in a reference; GLEU is the number of matching n-grams (clipped) divided by the
+larger of the two totals, i.e. ``min(precision, recall)``. It needs no smoothing and no
+brevity penalty: a short hypothesis loses recall instead. With several references, the
+one with the best ratio counts. Corpus GLEU sums matches and totals over sentences
+before dividing (as NLTK's ``corpus_gleu``), which is *not* the mean of sentence GLEU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from markeval._checks import check_string
+from markeval._signature import make_signature
+from markeval.lexical._ngram import NGramReferences, _count_keys, _lookup, resolve_references
+
+__all__ = [
+    "GLEUScore",
+    "GLEUStatistics",
+    "NGramReferences",
+    "gleu",
+    "gleu_from_statistics",
+    "gleu_statistics",
+    "sentence_gleu",
+    "sentence_gleu_scores",
+]
+
+
+@dataclass(frozen=True)
+class GLEUScore:
+    """A GLEU score and its counts.
+
+    Attributes
+    ----------
+    score : float
+        GLEU on a 0-100 scale (NLTK returns 0-1): ``100 * matches / total``.
+    matches : int
+        Matching n-grams (clipped), summed over sentences.
+    total : int
+        Sum over sentences of ``max(hypothesis n-grams, reference n-grams)``.
+    hyp_ngrams, ref_ngrams : int
+        Hypothesis n-grams and n-grams of the chosen references, summed over sentences.
+    signature : str
+        Every setting that changes the number.
+    """
+
+    score: float
+    matches: int
+    total: int
+    hyp_ngrams: int
+    ref_ngrams: int
+    signature: str
+
+    def __str__(self) -> str:
+        return (
+            f"GLEU = {self.score:.2f} ({self.matches}/{self.total} n-grams; "
+            f"hyp {self.hyp_ngrams}, ref {self.ref_ngrams})"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class GLEUStatistics:
+    """Per-sentence sufficient statistics of GLEU (integer arrays of shape (n,)).
+
+    For each sentence the reference with the best ``matches / total`` was chosen (the
+    first on ties). A sentence where hypothesis and every reference have no n-gram in
+    range has all four counts 0 and does not affect the corpus score.
+    """
+
+    matches: np.ndarray
+    total: np.ndarray
+    hyp_ngrams: np.ndarray
+    ref_ngrams: np.ndarray
+    n_refs: int | None
+    tokenize: str
+    lowercase: bool
+    min_len: int
+    max_len: int
+
+    def __len__(self) -> int:
+        return int(self.matches.shape[0])
+
+    def take(self, indices) -> GLEUStatistics:
+        """The statistics of the sentences at ``indices`` (in that order; repeats allowed)."""
+        idx = np.asarray(indices, dtype=np.int64)
+        return GLEUStatistics(
+            self.matches[idx], self.total[idx], self.hyp_ngrams[idx], self.ref_ngrams[idx],
+            self.n_refs, self.tokenize, self.lowercase, self.min_len, self.max_len,
+        )
+
+
+def _check_lengths(min_len, max_len) -> tuple[int, int]:
+    for name, value in (("min_len", min_len), ("max_len", max_len)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if max_len < min_len:
+        raise ValueError(f"max_len={max_len} must be >= min_len={min_len}")
+    return int(min_len), int(max_len)
+
+
+def _ngrams_in_range(lengths: np.ndarray, min_len: int, max_len: int) -> np.ndarray:
+    orders = np.arange(min_len, max_len + 1)
+    return np.maximum(lengths[:, None] - orders[None, :] + 1, 0).sum(axis=1)
+
+
+def gleu_statistics(
+    hypotheses,
+    references,
+    *,
+    min_len: int = 1,
+    max_len: int = 4,
+    tokenize: str | None = None,
+    lowercase: bool | None = None,
+) -> GLEUStatistics:
+    """Count the per-sentence sufficient statistics of GLEU.
+
+    Parameters
+    ----------
+    hypotheses : list of str
+        System outputs.
+    references : list or NGramReferences
+        ``references[i]``: reference string or list of strings for ``hypotheses[i]``.
+    min_len, max_len : int
+        Smallest and largest n-gram order (1 and 4, as in Wu et al. 2016 and NLTK).
+    tokenize : {"13a", "intl", "none"}, optional
+        Default ``"13a"`` (or the NGramReferences' tokenizer).
+    lowercase : bool, optional
+        Default False (or the NGramReferences' setting).
+
+    Returns
+    -------
+    GLEUStatistics
+
+    Examples
+    --------
+    >>> stats = gleu_statistics(["the cat sat"], [["the cat sat down", "a cat sat"]])
+    >>> stats.matches.tolist(), stats.total.tolist(), stats.ref_ngrams.tolist()
+    ([6], [10], [10])
+    """
+    min_len, max_len = _check_lengths(min_len, max_len)
+    hypotheses, prepared = resolve_references(hypotheses, references, tokenize, lowercase)
+    tokens = prepared.tokenize_hypotheses(hypotheses)
+    n = len(tokens)
+    hyp_len = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
+    ref_index, sentence_keys, ref_counts, g = prepared.gleu_table(min_len, max_len)
+    keys, hyp_counts = _count_keys(prepared.hypothesis_keys(tokens, min_len, max_len, g))
+    overlap = np.minimum(_lookup(keys, hyp_counts, sentence_keys), ref_counts)
+    n_all_refs = len(prepared.lengths)
+    tp = np.rint(np.bincount(ref_index, weights=overlap, minlength=n_all_refs)).astype(np.int64)
+    tpfp = _ngrams_in_range(hyp_len, min_len, max_len)
+    tpfn = _ngrams_in_range(prepared.lengths, min_len, max_len)
+    owner = prepared.ref_owner
+    n_all = np.maximum(tpfp[owner], tpfn)
+    # Best reference per sentence by tp / n_all (as floats, like NLTK's max key), the first
+    # on ties; references with n_all == 0 are not candidates.
+    ratio = np.full(n_all.shape, -np.inf)
+    valid = n_all > 0
+    ratio[valid] = tp[valid] / n_all[valid]
+    width = int(np.bincount(owner, minlength=n).max()) if n else 1
+    grid = np.full((n, width), -np.inf)
+    column = np.arange(len(owner)) - prepared.ref_starts[owner]
+    grid[owner, column] = ratio
+    best = prepared.ref_starts + np.argmax(grid, axis=1)
+    chosen = np.isfinite(grid.max(axis=1)) if n else np.zeros(0, dtype=bool)
+    zero = np.zeros(n, dtype=np.int64)
+    return GLEUStatistics(
+        matches=np.where(chosen, tp[best], zero),
+        total=np.where(chosen, n_all[best], zero),
+        hyp_ngrams=np.where(chosen, tpfp, zero),
+        ref_ngrams=np.where(chosen, tpfn[best], zero),
+        n_refs=prepared.n_refs,
+        tokenize=prepared.tokenize,
+        lowercase=prepared.lowercase,
+        min_len=min_len,
+        max_len=max_len,
+    )
+
+
+def _signature(stats: GLEUStatistics) -> str:
+    return make_signature(
+        "gleu",
+        nrefs=stats.n_refs if stats.n_refs is not None else "var",
+        tok=stats.tokenize,
+        lowercase=stats.lowercase,
+        min_len=stats.min_len,
+        max_len=stats.max_len,
+    )
+
+
+def gleu_from_statistics(stats: GLEUStatistics) -> GLEUScore:
+    """Corpus GLEU from per-sentence statistics: summed matches over summed totals.
+
+    Examples
+    --------
+    >>> stats = gleu_statistics(["a b c", "x y"], ["a b c", "x z"], tokenize="none")
+    >>> round(gleu_from_statistics(stats).score, 4)
+    77.7778
+    """
+    if not isinstance(stats, GLEUStatistics):
+        raise TypeError(f"stats must be GLEUStatistics, got {type(stats).__name__}")
+    if len(stats) == 0:
+        raise ValueError("stats has no sentences")
+    matches, total = int(stats.matches.sum()), int(stats.total.sum())
+    return GLEUScore(
+        score=100 * (matches / total) if total else 0.0,
+        matches=matches,
+        total=total,
+        hyp_ngrams=int(stats.hyp_ngrams.sum()),
+        ref_ngrams=int(stats.ref_ngrams.sum()),
+        signature=_signature(stats),
+    )
+
+
+def gleu(
+    hypotheses,
+    references,
+    *,
+    min_len: int = 1,
+    max_len: int = 4,
+    tokenize: str | None = None,
+    lowercase: bool | None = None,
+) -> GLEUScore:
+    """Corpus GLEU, identical to NLTK's ``corpus_gleu`` (times 100).
+
+    .. math::
+
+        \\mathrm{GLEU} = 100\\cdot\\frac{\\sum_s m_s}{\\sum_s \\max(h_s, r_s)}
+
+    with, for sentence ``s``, ``m_s`` the clipped n-gram matches, ``h_s`` and ``r_s`` the
+    n-grams (all orders ``min_len..max_len``) of the hypothesis and the best reference.
+
+    Parameters
+    ----------
+    hypotheses : list of str
+        System outputs.
+    references : list or NGramReferences
+        ``references[i]``: reference string or list of strings for ``hypotheses[i]``.
+    min_len, max_len : int
+        n-gram orders (1..4).
+    tokenize : {"13a", "intl", "none"}, optional
+        Default ``"13a"``; ``"none"`` for pre-tokenised text (and NLTK parity).
+    lowercase : bool, optional
+        Case-insensitive GLEU.
+
+    Returns
+    -------
+    GLEUScore
+
+    Examples
+    --------
+    >>> result = gleu(["the cat sat on the mat", "a dog"], ["the cat sat on a mat", "a dog barked"])
+    >>> round(result.score, 2), result.matches, result.total
+    (58.33, 14, 24)
+    """
+    return gleu_from_statistics(
+        gleu_statistics(
+            hypotheses, references, min_len=min_len, max_len=max_len,
+            tokenize=tokenize, lowercase=lowercase,
+        )
+    )
+
+
+def sentence_gleu(
+    hypothesis: str,
+    references,
+    *,
+    min_len: int = 1,
+    max_len: int = 4,
+    tokenize: str | None = None,
+    lowercase: bool | None = None,
+) -> GLEUScore:
+    """GLEU of one sentence, identical to NLTK's ``sentence_gleu`` (times 100).
+
+    Parameters
+    ----------
+    hypothesis : str
+        One system output.
+    references : str or list of str
+        Its reference(s).
+    min_len, max_len, tokenize, lowercase :
+        As in :func:`gleu`.
+
+    Examples
+    --------
+    >>> result = sentence_gleu("the cat the cat on the mat", "the cat is on the mat")
+    >>> result.matches, result.hyp_ngrams, result.ref_ngrams, round(result.score, 2)
+    (9, 22, 18, 40.91)
+    """
+    check_string(hypothesis, "hypothesis")
+    if isinstance(references, NGramReferences):
+        raise TypeError("sentence_gleu takes the references of one sentence: a str or list")
+    return gleu(
+        [hypothesis], [references], min_len=min_len, max_len=max_len,
+        tokenize=tokenize, lowercase=lowercase,
+    )
+
+
+def sentence_gleu_scores(stats: GLEUStatistics) -> np.ndarray:
+    """Sentence GLEU (0-100) of every row of ``stats``; 0 where a sentence has no n-grams.
+
+    Examples
+    --------
+    >>> stats = gleu_statistics(["a b c", "x y"], ["a b c", "x z"], tokenize="none")
+    >>> sentence_gleu_scores(stats).round(2).tolist()
+    [100.0, 33.33]
+    """
+    if not isinstance(stats, GLEUStatistics):
+        raise TypeError(f"stats must be GLEUStatistics, got {type(stats).__name__}")
+    total = stats.total.astype(np.float64)
+    safe = np.where(total > 0, total, 1.0)
+    return np.where(total > 0, 100 * (stats.matches / safe), 0.0)

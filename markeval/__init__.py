@@ -8,6 +8,53 @@ sentence encoder), ``markeval.datasets`` (BBC, WMT17, TAC), ``markeval.exercises
 
 __version__ = "0.1.0"
 
+from markeval.distribution.fid import FIDResult, fid, frechet_distance
+from markeval.distribution.ipr import IPRResult, improved_precision_recall
+from markeval.distribution.prd import PRDResult, prd
+from markeval.lexical._ngram import NGramReferences
+from markeval.lexical.bleu import (
+    BLEUBootstrap,
+    BLEUScore,
+    BLEUStatistics,
+    bleu,
+    bleu_bootstrap,
+    bleu_from_statistics,
+    bleu_statistics,
+    sentence_bleu,
+    sentence_bleu_scores,
+)
+from markeval.lexical.causal_lm import CausalLMScorer, TokenLogProbs, load_causal_lm
+from markeval.lexical.gleu import (
+    GLEUScore,
+    GLEUStatistics,
+    gleu,
+    gleu_from_statistics,
+    gleu_statistics,
+    sentence_gleu,
+    sentence_gleu_scores,
+)
+from markeval.lexical.meteor import CorpusMeteorResult, MeteorResult, corpus_meteor, meteor
+from markeval.lexical.ngram_lm import NGramLM
+from markeval.lexical.perplexity import (
+    PerplexityResult,
+    cross_entropy,
+    forward_cross_entropy,
+    perplexity,
+    reverse_cross_entropy,
+)
+from markeval.lexical.rouge import RougeResult, RougeScore, RougeTypeResult, rouge, rouge_tokenize
 from markeval.stats import Correlation, correlation, kendall, pearson, spearman
+from markeval.text import ngram_counts, split_sentences, tokenize
 
-__all__ = ["Correlation", "__version__", "correlation", "kendall", "pearson", "spearman"]
+__all__ = [
+    "BLEUBootstrap", "BLEUScore", "BLEUStatistics", "CausalLMScorer", "Correlation",
+    "CorpusMeteorResult", "FIDResult", "GLEUScore", "GLEUStatistics", "IPRResult", "MeteorResult",
+    "NGramLM", "NGramReferences", "PRDResult", "PerplexityResult", "RougeResult", "RougeScore",
+    "RougeTypeResult", "TokenLogProbs", "__version__", "bleu", "bleu_bootstrap",
+    "bleu_from_statistics", "bleu_statistics", "corpus_meteor", "correlation", "cross_entropy",
+    "fid", "forward_cross_entropy", "frechet_distance", "gleu", "gleu_from_statistics",
+    "gleu_statistics", "improved_precision_recall", "kendall", "load_causal_lm", "meteor",
+    "ngram_counts", "pearson", "perplexity", "prd", "reverse_cross_entropy", "rouge",
+    "rouge_tokenize", "sentence_bleu", "sentence_bleu_scores", "sentence_gleu",
+    "sentence_gleu_scores", "spearman", "split_sentences", "tokenize",
+]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,3 +33,20 @@ def chapter_sources() -> list[Path]:
         p for p in (REPO / "book").rglob("*.md")
         if "_build" not in p.parts and p.read_text(encoding="utf-8")[:600].count("jupytext")
     )
+
+
+def _data_found(name: str) -> bool:
+    from markeval.datasets import DataNotFoundError, locate
+
+    try:
+        locate(name, download_if_missing=False)
+    except DataNotFoundError:
+        return False
+    return True
+
+
+# Tests on the shared human-judgement data skip, with a reason, where it is absent.
+needs_wmt17 = pytest.mark.skipif(
+    not _data_found("wmt17"), reason="WMT17 data not found (../shared/data or $MARKEVAL_DATA)")
+needs_tac = pytest.mark.skipif(
+    not _data_found("tac"), reason="TAC data not found (../shared/data or $MARKEVAL_DATA)")

@@ -78,7 +78,7 @@ def test_setup_cell_installs_from_the_configured_repository(md):
     notebook = jupytext.read(md)
     first = next(c for c in notebook.cells if c.cell_type == "code")
     assert "hide-input" in first.metadata.get("tags", []), f"{md.name}: setup cell is not hide-input"
-    assert "google.colab" in first.source and f"git+{url}" in first.source, (
+    assert "google.colab" in first.source and f"git+{url}\"" in first.source, (
         f"{md.name}: the setup cell must install git+{url} in Colab"
     )
 

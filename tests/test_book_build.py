@@ -8,7 +8,6 @@ that every figure loaded.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess

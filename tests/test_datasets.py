@@ -34,6 +34,7 @@ from markeval.datasets import (
     wmt17_pairs,
     wmt17_system_match,
 )
+from conftest import needs_tac, needs_wmt17
 from markeval.datasets import _locate, _sources
 from markeval.datasets.bbc import _decode
 
@@ -53,18 +54,6 @@ def _no_network(monkeypatch):
     monkeypatch.setattr(_locate, "_fetch", refuse)
 
 
-def _has(name: str) -> bool:
-    try:
-        locate(name, download_if_missing=False)
-    except DataNotFoundError:
-        return False
-    return True
-
-
-needs_wmt17 = pytest.mark.skipif(
-    not _has("wmt17"), reason="WMT17 data not found (../shared/data or $MARKEVAL_DATA)")
-needs_tac = pytest.mark.skipif(
-    not _has("tac"), reason="TAC data not found (../shared/data or $MARKEVAL_DATA)")
 
 
 # --------------------------------------------------------------------------- locate

@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
-from conftest import REPO, toc_files
+from conftest import REPO, chapter_sources, toc_files
 
 BUILD = REPO / "_build" / "html"
 CHROMIUM = shutil.which("chromium")
@@ -51,6 +52,20 @@ def test_mathjax_is_served_locally(built_book):
     for src in sources:
         assert not src.startswith(("http:", "https:", "//")), f"MathJax loaded from {src}"
         assert (built_book / "book" / src.split("?")[0]).resolve().is_file(), src
+
+
+def test_colab_buttons_open_the_paired_notebooks(built_book):
+    """Launch buttons come from `repository.url` and must point at the executed .ipynb twin."""
+    repository = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))["repository"]
+    repo = repository["url"].removeprefix("https://github.com/")
+    branch = repository["branch"]
+    for md in chapter_sources():
+        stem = md.relative_to(REPO).with_suffix("").as_posix()
+        page = (built_book / f"{stem}.html").read_text(encoding="utf-8")
+        links = set(re.findall(r'https://colab\.research\.google\.com/github/[^"]+', page))
+        assert links == {f"https://colab.research.google.com/github/{repo}/blob/{branch}/{stem}.ipynb"}, (
+            f"{stem}: Colab button points at {links}"
+        )
 
 
 @pytest.fixture(scope="module")

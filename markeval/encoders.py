@@ -244,8 +244,14 @@ def _max_length(directory: Path | None, tokenizer, config) -> int:
 
 
 def _from_pretrained(source: str, local_only: bool):
-    from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
+    from tqdm import TqdmWarning
+
+    # transformers imports tqdm.auto, which warns on stderr inside a notebook without
+    # ipywidgets ("IProgress not found"); markeval draws its own bars, so silence it here.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TqdmWarning)
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
 
     bar_was_on = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # transformers 5 draws a weight-loading bar on stderr

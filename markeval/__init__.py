@@ -43,12 +43,36 @@ from markeval.lexical.perplexity import (
     reverse_cross_entropy,
 )
 from markeval.lexical.rouge import RougeResult, RougeScore, RougeTypeResult, rouge, rouge_tokenize
+from markeval.population.ecology import (
+    ChapmanEstimate,
+    M0Estimate,
+    PetersenEstimate,
+    SchnabelEstimate,
+    chapman,
+    lincoln_petersen,
+    m0_mle,
+    schnabel,
+)
+from markeval.population.mark_evaluate import (
+    MarkEvaluateResult,
+    MECaptureResult,
+    MEPetersenResult,
+    MESchnabelResult,
+    mark_evaluate,
+    me_capture,
+    me_petersen,
+    me_schnabel,
+    me_score,
+)
 from markeval.stats import Correlation, correlation, kendall, pearson, spearman
 from markeval.text import ngram_counts, split_sentences, tokenize
 
 __all__ = [
     "BLEUBootstrap", "BLEUScore", "BLEUStatistics", "CausalLMScorer", "Correlation",
     "CorpusMeteorResult", "FIDResult", "GLEUScore", "GLEUStatistics", "IPRResult", "MeteorResult",
+    "ChapmanEstimate", "M0Estimate", "MECaptureResult", "MEPetersenResult", "MESchnabelResult",
+    "MarkEvaluateResult", "PetersenEstimate", "SchnabelEstimate", "chapman", "lincoln_petersen",
+    "m0_mle", "mark_evaluate", "me_capture", "me_petersen", "me_schnabel", "me_score", "schnabel",
     "NGramLM", "NGramReferences", "PRDResult", "PerplexityResult", "RougeResult", "RougeScore",
     "RougeTypeResult", "TokenLogProbs", "__version__", "bleu", "bleu_bootstrap",
     "bleu_from_statistics", "bleu_statistics", "corpus_meteor", "correlation", "cross_entropy",

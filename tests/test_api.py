@@ -13,6 +13,7 @@ from markeval import encoders
 CONTRACT = [
     "perplexity", "NGramLM", "cross_entropy", "bleu", "sentence_bleu", "gleu", "sentence_gleu",
     "meteor", "corpus_meteor", "rouge", "fid", "prd", "improved_precision_recall",
+    "me_petersen", "me_schnabel", "me_capture", "mark_evaluate",
 ]
 
 
@@ -33,7 +34,7 @@ def test_everything_exported_exists():
 
 # Parts of a larger result that carries the signature for them.
 COMPONENTS = {"RougeScore", "RougeTypeResult"}
-RESULTS = [n for n in markeval.__all__ if n.endswith(("Score", "Result")) and n not in COMPONENTS]
+RESULTS = [n for n in markeval.__all__ if n.endswith(("Score", "Result", "Estimate")) and n not in COMPONENTS]
 
 
 @pytest.mark.parametrize("name", RESULTS)

@@ -50,3 +50,15 @@ needs_wmt17 = pytest.mark.skipif(
     not _data_found("wmt17"), reason="WMT17 data not found (../shared/data or $MARKEVAL_DATA)")
 needs_tac = pytest.mark.skipif(
     not _data_found("tac"), reason="TAC data not found (../shared/data or $MARKEVAL_DATA)")
+
+
+@pytest.fixture(scope="session")
+def wmt17():
+    """{pair: (references, {system: outputs})} for the seven into-English WMT17 pairs."""
+    from markeval.datasets import load_wmt17, wmt17_pairs
+
+    out = {}
+    for pair in wmt17_pairs():
+        data = load_wmt17(pair)
+        out[pair] = (list(data.references), {k: list(v) for k, v in data.systems.items()})
+    return out

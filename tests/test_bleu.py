@@ -47,17 +47,6 @@ CAT_REFS = ["the cat is on the mat", "there is a cat on the mat"]
 
 
 
-
-@pytest.fixture(scope="module")
-def wmt17():
-    """{pair: (references, {system: outputs})} for the seven into-English pairs."""
-    out = {}
-    for pair in wmt17_pairs():
-        data = load_wmt17(pair)
-        out[pair] = (list(data.references), {k: list(v) for k, v in data.systems.items()})
-    return out
-
-
 @pytest.fixture(scope="module")
 def sample_lines(wmt17):
     """A fixed sample of (hypothesis, reference, second reference) triples from all pairs."""

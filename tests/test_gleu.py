@@ -17,7 +17,6 @@ from nltk.translate.gleu_score import corpus_gleu as nltk_corpus_gleu
 from nltk.translate.gleu_score import sentence_gleu as nltk_sentence_gleu
 
 from conftest import needs_wmt17
-from markeval.datasets import load_wmt17, wmt17_pairs
 from markeval.lexical.gleu import (
     GLEUScore,
     NGramReferences,
@@ -30,16 +29,6 @@ from markeval.lexical.gleu import (
 
 NLTK_TOL = 1e-12
 
-
-
-
-@pytest.fixture(scope="module")
-def wmt17():
-    out = {}
-    for pair in wmt17_pairs():
-        data = load_wmt17(pair)
-        out[pair] = (list(data.references), {k: list(v) for k, v in data.systems.items()})
-    return out
 
 
 # --- Hand-computed examples ------------------------------------------------------------------

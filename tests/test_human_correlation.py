@@ -1,0 +1,112 @@
+"""Meta-evaluation helpers: Williams' test and per-group (per-topic) averaged correlation."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from markeval.experiments.human_correlation import grouped_correlation, williams_test
+from markeval.stats import correlation, pearson
+
+
+def _steiger_t2(r12, r13, r23, n):
+    # Steiger (1980), Eq. 7, written out independently of the implementation.
+    det_r = (1 - r12 * r12 - r13 * r13 - r23 * r23) + 2 * r12 * r13 * r23
+    rbar = 0.5 * (r12 + r13)
+    return (r12 - r13) * math.sqrt(
+        ((n - 1) * (1 + r23)) / (2 * ((n - 1) / (n - 3)) * det_r + rbar**2 * (1 - r23) ** 3))
+
+
+@given(st.floats(-0.9, 0.9), st.floats(-0.9, 0.9), st.floats(-0.9, 0.9), st.integers(4, 5000))
+def test_williams_matches_steiger_formula(r12, r13, r23, n):
+    assume(1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23 > 1e-9)  # a valid matrix
+    res = williams_test(r12, r13, r23, n)
+    assert res.t == pytest.approx(_steiger_t2(r12, r13, r23, n), rel=1e-12, abs=1e-12)
+    assert res.df == n - 3 and 0.0 <= res.p_value <= 1.0
+
+
+def test_williams_is_antisymmetric_and_one_sided():
+    a = williams_test(0.7, 0.5, 0.6, n=30)
+    b = williams_test(0.5, 0.7, 0.6, n=30)
+    assert a.t == pytest.approx(-b.t)
+    assert a.p_value + b.p_value == pytest.approx(1.0)
+    assert williams_test(0.5, 0.5, 0.6, n=30).p_value == pytest.approx(0.5)
+
+
+def test_williams_size_under_the_null_by_simulation():
+    # Two metrics equally correlated with the human score: the test should reject at the
+    # nominal 5 % rate. 4000 simulated data sets of n = 40; binomial sd of the rate ≈ 0.0034.
+    rng = np.random.default_rng(0)
+    n, sims = 40, 4000
+    human = rng.standard_normal((sims, n))
+    shared = rng.standard_normal((sims, n))
+    m1 = 0.6 * human + 0.6 * shared + 0.5 * rng.standard_normal((sims, n))
+    m2 = 0.6 * human + 0.6 * shared + 0.5 * rng.standard_normal((sims, n))
+
+    def r(a, b):
+        a = a - a.mean(axis=1, keepdims=True)
+        b = b - b.mean(axis=1, keepdims=True)
+        return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+
+    r12, r13, r23 = r(human, m1), r(human, m2), r(m1, m2)
+    p = np.array([williams_test(*triple, n=n).p_value for triple in zip(r12, r13, r23)])
+    assert abs((p < 0.05).mean() - 0.05) < 0.015
+
+
+@pytest.mark.parametrize("args, match", [
+    ((1.2, 0.5, 0.5, 10), "r12 must be a correlation in"),
+    ((0.5, "0.4", 0.5, 10), "r13 must be a correlation coefficient"),
+    ((0.5, 0.4, 0.5, 3), "needs n >= 4"),
+    ((0.5, 0.4, 0.5, 10.0), "n must be an int"),
+    ((0.9, -0.9, 0.9, 10), "determinant"),
+    ((0.5, 0.5, 1.0, 10), "identical"),
+])
+def test_williams_bad_input(args, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        williams_test(*args)
+
+
+def test_grouped_correlation_averages_per_group_and_reports_undefined_groups():
+    rng = np.random.default_rng(1)
+    metric, human, groups = [], [], []
+    for g in range(6):
+        x = rng.standard_normal(12)
+        metric += list(x)
+        human += list(x + rng.standard_normal(12))
+        groups += [f"topic{g}"] * 12
+    metric += [1.0, 2.0, 3.0]
+    human += [5.0, 5.0, 5.0]  # every summary of this topic got the same human score
+    groups += ["flat"] * 3
+    res = grouped_correlation(metric, human, groups, "pearson", n_resamples=200, seed=3)
+    expected = [pearson(metric[12 * g:12 * g + 12], human[12 * g:12 * g + 12], n_resamples=0).value
+                for g in range(6)]
+    assert res.value == pytest.approx(np.mean(expected), abs=1e-12)
+    assert [g for g, _ in res.per_group] == [f"topic{g}" for g in range(6)]
+    assert res.undefined == (("flat", "constant human score (5 for all 3 items)"),)
+    assert res.n_groups == 7 and res.n_defined == 6
+    assert res.ci_low <= res.value <= res.ci_high
+    assert not math.isnan(res.value)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-10, 10), min_size=3, max_size=8, unique=True),
+       st.sampled_from(["pearson", "kendall", "spearman"]))
+def test_grouped_correlation_of_one_group_is_the_plain_correlation(xs, method):
+    ys = [x**3 - x for x in xs]
+    assume(np.ptp(ys) > 0)
+    res = grouped_correlation(xs, ys, ["g"] * len(xs), method, n_resamples=0)
+    assert res.value == pytest.approx(correlation(xs, ys, method, n_resamples=0).value, abs=1e-12)
+    assert math.isnan(res.ci_low)
+
+
+def test_grouped_correlation_bad_input():
+    with pytest.raises(ValueError, match="undefined in every one of the 1 groups"):
+        grouped_correlation([1, 2, 3], [4, 4, 4], ["t"] * 3)
+    with pytest.raises(ValueError, match="method must be one of"):
+        grouped_correlation([1, 2, 3], [1, 2, 3], ["t"] * 3, "cosine")
+    with pytest.raises(ValueError, match="human score nan at index 1"):
+        grouped_correlation([1, 2, 3], [1, float("nan"), 3], ["t"] * 3)
+    with pytest.raises(ValueError, match="metric has 3 items but groups has 2"):
+        grouped_correlation([1, 2, 3], [1, 2, 3], ["t"] * 2)

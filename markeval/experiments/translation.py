@@ -1,0 +1,228 @@
+"""System- and segment-level meta-evaluation on WMT-style data (WMT17 DA by default).
+
+* **System level** (Mark-Evaluate Tables 2, 5, 6): each system's metric score on its whole
+  output (or on one fixed subset of sentences, the same for every system) against the official
+  DA system score; one Pearson r per language pair, averaged over pairs.
+* **Segment level** (MoverScore Table 1): a sentence metric's score of each judged segment
+  against the segment's DA score; absolute Pearson r per pair.
+* **Are two metrics different?** Williams' test on the same items, as the WMT metrics tasks do
+  (:func:`markeval.experiments.human_correlation.williams_test`).
+
+Metrics enter as plain callables over texts, so lexical, embedding and set-level metrics (FID,
+PRD, Mark-Evaluate on a system's sentences against the references) fit the same tables:
+``corpus_metric(hypotheses, references) -> float`` for a system,
+``sentence_metric(hypotheses, references) -> scores`` for segments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
+                               wmt17_system_match)
+from markeval.experiments.human_correlation import williams_test
+from markeval.stats import correlation
+
+__all__ = ["correlations_by_pair", "metric_agreement", "segment_level_scores", "sentence_subset",
+           "system_level_scores"]
+
+
+def sentence_subset(n_sentences: int, size: int | None, *, seed: int = 0) -> np.ndarray:
+    """A fixed random subset of sentence indices, the same for every system of a pair.
+
+    Parameters
+    ----------
+    n_sentences : int
+        Sentences in the test set.
+    size : int or None
+        Subset size; None (or ``size >= n_sentences``) keeps every sentence.
+    seed : int, default 0
+
+    Returns
+    -------
+    numpy.ndarray
+        Sorted 0-based indices.
+
+    Examples
+    --------
+    >>> sentence_subset(10, 4).tolist()
+    [2, 4, 5, 7]
+    >>> sentence_subset(3, None).tolist()
+    [0, 1, 2]
+    """
+    if size is None or size >= n_sentences:
+        return np.arange(n_sentences)
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"size must be a positive int or None, got {size!r}")
+    return np.sort(np.random.default_rng(seed).choice(n_sentences, size=size, replace=False))
+
+
+def _check_metrics(metrics: Mapping[str, Callable]) -> None:
+    if not isinstance(metrics, Mapping) or not metrics:
+        raise TypeError("metrics must be a non-empty mapping of name -> callable")
+    for name, fn in metrics.items():
+        if not callable(fn):
+            raise TypeError(f"metric {name!r} must be callable, got {type(fn).__name__}")
+
+
+def system_level_scores(pair: str, metrics: Mapping[str, Callable[[list[str], list[str]], float]],
+                        *, subset: Sequence[int] | None = None, detokenize: bool = True,
+                        progress: bool = False) -> pd.DataFrame:
+    """Score every DA-judged system of one WMT17 pair with each corpus metric.
+
+    Parameters
+    ----------
+    pair : str
+        E.g. ``'de-en'``.
+    metrics : mapping of str to callable
+        ``metric(hypotheses, references) -> float`` for one system's output.
+    subset : sequence of int, optional
+        0-based sentence indices to score (the same for every system), e.g. from
+        :func:`sentence_subset`; default all sentences.
+    detokenize : bool, default True
+        Moses-detokenize outputs and references first, as the MoverScore authors did
+        (the files are tokenized).
+    progress : bool, default False
+        A tqdm bar over systems.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (system, metric): ``pair``, ``system`` (DA name), ``metric``, ``score``,
+        ``human`` (official DA system score).
+    """
+    _check_metrics(metrics)
+    data = load_wmt17(pair, detokenize=detokenize)
+    rows_idx = np.arange(len(data.references)) if subset is None else np.asarray(subset, int)
+    if rows_idx.size == 0 or rows_idx.min() < 0 or rows_idx.max() >= len(data.references):
+        raise ValueError(f"subset must hold indices in [0, {len(data.references)}), "
+                         f"got {rows_idx.size} indices")
+    references = [data.references[i] for i in rows_idx]
+    match = wmt17_system_match(pair).mapping
+    human = wmt17_da_systems(pair)
+    rows = []
+    for system, score in tqdm(list(zip(human["system"], human["score"])), disable=not progress,
+                              desc=f"{pair} systems"):
+        outputs = data.systems[match[system]]
+        hypotheses = [outputs[i] for i in rows_idx]
+        for name, fn in metrics.items():
+            rows.append((pair, system, name, float(fn(hypotheses, references)), float(score)))
+    return pd.DataFrame(rows, columns=["pair", "system", "metric", "score", "human"])
+
+
+def segment_level_scores(pair: str, metrics: Mapping[str, Callable[[list[str], list[str]],
+                                                                   Sequence[float]]], *,
+                         detokenize: bool = True) -> pd.DataFrame:
+    """Score each DA-judged segment of one WMT17 pair with each sentence metric.
+
+    Parameters
+    ----------
+    pair : str
+    metrics : mapping of str to callable
+        ``metric(hypotheses, references) -> scores``, one score per segment (called once with
+        all segments, so it can batch).
+    detokenize : bool, default True
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (segment, metric): ``pair``, ``sid``, ``system``, ``metric``, ``score``,
+        ``human`` (standardised DA score).
+    """
+    _check_metrics(metrics)
+    seg = wmt17_da_segments(pair, with_text=True, detokenize=detokenize)
+    hyps, refs = seg["hypothesis"].tolist(), seg["reference"].tolist()
+    frames = []
+    for name, fn in metrics.items():
+        scores = np.asarray(fn(hyps, refs), dtype=np.float64)
+        if scores.shape != (len(seg),):
+            raise ValueError(f"metric {name!r} returned {scores.size} scores for {len(seg)} "
+                             "segments: it must return one per segment")
+        frames.append(pd.DataFrame({"pair": pair, "sid": seg["sid"], "system": seg["system"],
+                                    "metric": name, "score": scores, "human": seg["score"]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _check_table(table: pd.DataFrame) -> None:
+    needed = {"pair", "metric", "score", "human"}
+    if not isinstance(table, pd.DataFrame) or not needed <= set(table.columns):
+        raise TypeError(f"table must be a DataFrame with columns {sorted(needed)} (from "
+                        "system_level_scores or segment_level_scores)")
+
+
+def correlations_by_pair(table: pd.DataFrame, method: str = "pearson", *,
+                         absolute: bool = False, n_resamples: int = 1000,
+                         seed: int = 0) -> pd.DataFrame:
+    """Correlation of each metric with the human scores, per language pair.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        From :func:`system_level_scores` or :func:`segment_level_scores` (several pairs may be
+        concatenated).
+    method : {'pearson', 'kendall', 'spearman'}
+    absolute : bool, default False
+        Report |r| (MoverScore Table 1 does, because some metrics are distances).
+    n_resamples : int, default 1000
+        Bootstrap resamples of the items (systems or segments) for the 95 % interval.
+    seed : int, default 0
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (pair, metric): ``value``, ``ci_low``, ``ci_high``, ``n``. With
+        ``absolute`` an interval that straddles 0 becomes [0, max(|low|, |high|)].
+    """
+    _check_table(table)
+    rows = []
+    for (pair, name), group in table.groupby(["pair", "metric"], sort=False):
+        c = correlation(group["score"].to_numpy(), group["human"].to_numpy(), method,
+                        n_resamples=n_resamples, seed=seed)
+        value, low, high = c.value, c.ci_low, c.ci_high
+        if absolute:
+            ends = sorted((abs(low), abs(high)))
+            low, high = (0.0 if low < 0 < high else ends[0]), ends[1]
+            value = abs(value)
+        rows.append((pair, name, value, low, high, c.n))
+    return pd.DataFrame(rows, columns=["pair", "metric", "value", "ci_low", "ci_high", "n"])
+
+
+def metric_agreement(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+    """Williams' test for every ordered pair of metrics within each language pair.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        From :func:`system_level_scores` or :func:`segment_level_scores`; the items of a pair
+        (systems, or (system, segment)) must be the same for every metric.
+    alpha : float, default 0.05
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (pair, metric_a, metric_b) with ``r_a``, ``r_b`` (Pearson with the
+        human scores), ``r_ab``, ``t``, ``p_value`` (H1: metric_a correlates more strongly)
+        and ``significant`` (p < alpha). Both orders of each two metrics are listed.
+    """
+    _check_table(table)
+    key = ["system", "sid"] if "sid" in table.columns else ["system"]
+    rows = []
+    for pair, group in table.groupby("pair", sort=False):
+        wide = group.pivot_table(index=key, columns="metric", values="score", sort=False)
+        human = group.drop_duplicates(key).set_index(key)["human"].reindex(wide.index)
+        if wide.isna().any().any():
+            raise ValueError(f"pair {pair}: the metrics were not scored on the same items")
+        r_h = {m: float(np.corrcoef(wide[m], human)[0, 1]) for m in wide.columns}
+        for a, b in combinations(wide.columns, 2):
+            r_ab = float(np.corrcoef(wide[a], wide[b])[0, 1])
+            for x, y in ((a, b), (b, a)):
+                res = williams_test(r_h[x], r_h[y], r_ab, n=len(wide))
+                rows.append((pair, x, y, r_h[x], r_h[y], r_ab, res.t, res.p_value,
+                             res.p_value < alpha))
+    return pd.DataFrame(rows, columns=["pair", "metric_a", "metric_b", "r_a", "r_b", "r_ab", "t",
+                                       "p_value", "significant"])

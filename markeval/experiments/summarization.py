@@ -67,8 +67,9 @@ class SummaryItem:
 
 
 def _summarizer(reference_id: str) -> str:
-    # TAC reference ids end in the summarizer's letter: 'D0801-A.M.100.A.C' -> 'C'.
-    return reference_id.rsplit(".", 1)[-1]
+    # TAC reference ids end in the summarizer's letter, some with a file suffix:
+    # 'D0801-A.M.100.A.C' -> 'C', 'D0801-A.M.100.A.E.txt' -> 'E'.
+    return reference_id.removesuffix(".txt").rsplit(".", 1)[-1]
 
 
 def summary_items(topics, *, include_human: bool = False) -> tuple[SummaryItem, ...]:

@@ -21,7 +21,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
                                wmt17_system_match)

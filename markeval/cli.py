@@ -1,0 +1,203 @@
+"""The ``markeval`` command line: ``score``, ``me`` and ``list``.
+
+``python -m markeval score --metric bleu --hyp system.txt --ref reference.txt`` scores a
+system output (one sentence per line) against one or more line-aligned reference files;
+``python -m markeval me --reference a.txt --candidate b.txt`` gives the Mark-Evaluate scores of
+two sets of sentences; ``python -m markeval list`` prints the metrics and their options.
+
+Every user error (missing file, line counts that differ, unknown metric or option, a file that
+is not UTF-8, a value the metric rejects) ends with one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from pathlib import Path
+
+from markeval import __version__
+from markeval._cli_io import format_corpus, format_sentences, read_aligned, read_lines, read_npy
+from markeval._cli_registry import NOT_SCORED, CLIError, Row, available, get_metric, parse_options
+
+__all__ = ["main"]
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line (its default prints the usage first)."""
+
+    def error(self, message):
+        raise CLIError(f"{message} (see `{self.prog} --help`)")
+
+
+def _progress(args) -> bool:
+    # Bars only where someone watches: not with --quiet, and not into a log file or a pipe.
+    return not args.quiet and sys.stderr.isatty()
+
+
+def _add_output(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--json", dest="fmt", action="store_const", const="json",
+                       help="print JSON")
+    group.add_argument("--tsv", dest="fmt", action="store_const", const="tsv",
+                       help="print tab-separated values")
+    p.set_defaults(fmt="table")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars on stderr")
+
+
+def _score(args) -> str:
+    metrics = []
+    for name in args.metric:
+        metric = get_metric(name)
+        if metric not in metrics:
+            metrics.append(metric)
+    options = parse_options(args.opt, metrics)
+    hypotheses, references = read_aligned(args.hyp, args.ref)
+    progress = _progress(args)
+    rows: list[Row] = []
+    for metric in metrics:
+        score = metric.sentence_rows if args.sentence else metric.corpus_rows
+        rows += score(hypotheses, references, options[metric.name], progress)
+    meta = {"hyp": args.hyp, "refs": args.ref, "lines": len(hypotheses),
+            "level": "sentence" if args.sentence else "corpus"}
+    return (format_sentences if args.sentence else format_corpus)(rows, args.fmt, meta)
+
+
+def _me(args) -> str:
+    from markeval.population.mark_evaluate import mark_evaluate
+
+    if args.embeddings:
+        if args.reference or args.candidate:
+            raise CLIError("give either --embeddings or --reference/--candidate, not both")
+        reference, candidate = (read_npy(path) for path in args.embeddings)
+        meta = {"reference": args.embeddings[0], "candidate": args.embeddings[1]}
+    else:
+        if not (args.reference and args.candidate):
+            raise CLIError("me needs --reference FILE and --candidate FILE (or --embeddings "
+                           "ref.npy cand.npy)")
+        if [args.reference, args.candidate].count("-") > 1:
+            raise CLIError("only one of --reference and --candidate can read stdin ('-')")
+        texts = [read_lines(args.reference), read_lines(args.candidate)]
+        if args.model is not None and not Path(args.model).is_dir():
+            # A non-directory would be taken as a hub id and downloaded: never from here.
+            raise CLIError(f"--model {args.model}: not a directory (a local encoder is needed)")
+        from markeval.encoders import default_model, load_encoder, sentence_embeddings
+
+        device = args.device or "cpu"
+        encoder = (default_model(device) if args.model is None
+                   else load_encoder(args.model, device))
+        reference, candidate = (
+            sentence_embeddings(t, encoder, progress=_progress(args)) for t in texts)
+        meta = {"reference": args.reference, "candidate": args.candidate,
+                "encoder": encoder.name, "level": "sentence"}
+    result = mark_evaluate(reference, candidate, k=args.k)
+    rows = [Row(name, part.score, part.signature,
+                {"estimate": part.estimate, "population": part.population})
+            for name, part in (("petersen", result.petersen),
+                               ("schnabel_quality", result.schnabel_quality),
+                               ("schnabel_diversity", result.schnabel_diversity),
+                               ("capture", result.capture))]
+    meta.update(k=result.k, samples=[len(reference), len(candidate)])
+    table = format_corpus(rows, args.fmt, meta)
+    if args.fmt == "table" and "encoder" in meta:
+        table += f"\n\nencoder: {meta['encoder']} (sentence embeddings)"
+    return table
+
+
+def _list(args) -> str:
+    lines = []
+    for name, metric in available().items():
+        lines.append(f"{name}: {metric.description}")
+        for opt in metric.options().values():
+            lines.append(f"    {opt.name}={opt.default!r}  ({opt.type_name})")
+    lines.append("")
+    lines += [f"not here: {name}: {why}" for name, why in NOT_SCORED.items()]
+    lines.append("options: --opt key=value (every chosen metric that has it) or "
+                 "--opt metric.key=value")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``markeval`` command."""
+    parser = _Parser(prog="markeval", description="Metrics for generated text.")
+    parser.add_argument("--version", action="version", version=f"markeval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("score", help="score a system output against references",
+                       description="Score hypotheses (one per line) against line-aligned "
+                                   "reference files. '-' reads stdin.")
+    p.add_argument("--metric", "-m", action="append", required=True,
+                   help="metric name (repeat for several; see `markeval list`)")
+    p.add_argument("--hyp", required=True, help="hypothesis file, one sentence per line")
+    p.add_argument("--ref", action="append", required=True,
+                   help="reference file (repeat for several references per line)")
+    p.add_argument("--sentence", action="store_true", help="per-line scores")
+    p.add_argument("--opt", action="append", default=[], metavar="KEY=VALUE",
+                   help="metric option, e.g. smooth=exp or bleu.tokenize=none")
+    _add_output(p)
+    p.set_defaults(run=_score)
+
+    p = sub.add_parser("me", help="Mark-Evaluate scores of a candidate set against a reference set",
+                       description="ME_Petersen, ME_Schnabel (quality and diversity) and "
+                                   "ME_CAPTURE on sentence embeddings.")
+    p.add_argument("--reference", help="reference sentences, one per line")
+    p.add_argument("--candidate", help="candidate sentences, one per line")
+    p.add_argument("--embeddings", nargs=2, metavar=("REF.npy", "CAND.npy"),
+                   help="precomputed embeddings instead of text")
+    p.add_argument("--k", type=int, default=1, help="neighbours per k-NN ball (default 1)")
+    p.add_argument("--model", help="encoder directory (default: the packaged MiniLM)")
+    p.add_argument("--device", help="torch device for the encoder (default cpu)")
+    _add_output(p)
+    p.set_defaults(run=_me)
+
+    p = sub.add_parser("list", help="list the metrics and their options")
+    p.set_defaults(run=_list)
+    return parser
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"markeval: warning: {message}", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    0 on success, 2 on a user error (one line on stderr), 1 when the reader of stdout went
+    away (``| head``).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "hyp.txt").write_text("the cat sat on the mat\\n", encoding="utf-8")
+    >>> _ = (folder / "ref.txt").write_text("the cat sat on a mat\\n", encoding="utf-8")
+    >>> main(["score", "-m", "gleu", "--hyp", str(folder / "hyp.txt"),
+    ...       "--ref", str(folder / "ref.txt")])  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
+    metric    score  signature
+    gleu    61.1111  gleu|nrefs:1|tok:13a|lowercase:no|min_len:1|max_len:4|version:...
+    0
+    """
+    warnings.showwarning = _one_line_warning
+    try:
+        args = build_parser().parse_args(argv)
+        print(args.run(args))
+    except SystemExit as done:  # --help and --version end here, status 0
+        return done.code
+    except BrokenPipeError:
+        # The reader stopped early (`| head`): silence the flush at exit, as Python's docs advise.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except CLIError as err:
+        print(f"markeval: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, TypeError, OSError) as err:
+        # Bad input that the library rejects: its message names the offending value.
+        message = " ".join(str(err).split())
+        print(f"markeval: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,187 @@
+"""The command line, driven through ``python -m markeval`` on small files written here.
+
+Numbers must equal the library's exactly (JSON and TSV print full floats); every user error
+must end in one line on stderr, exit status 2 and no traceback.
+"""
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import markeval
+from markeval._cli_registry import CLIError, get_metric, parse_options
+
+HYP = ["the cat sat on the mat", "a dog barked loudly at night", "it is raining today"]
+REF1 = ["the cat sat on a mat", "the dog barked at night", "it rains today"]
+REF2 = ["a cat was on the mat", "a dog was barking loudly", "today it is raining"]
+REFS = [list(pair) for pair in zip(REF1, REF2)]
+
+
+def run(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "markeval", *map(str, args)], input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def files(tmp_path):
+    paths = {}
+    for name, lines in {"hyp": HYP, "ref1": REF1, "ref2": REF2, "short": REF1[:2]}.items():
+        paths[name] = tmp_path / f"{name}.txt"
+        paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    paths["latin"] = tmp_path / "latin.txt"
+    paths["latin"].write_bytes("café\nnaïve\nrésumé\n".encode("latin-1"))
+    rng = np.random.default_rng(0)
+    for name, shape in {"a": (30, 4), "b": (25, 4), "c": (25, 3)}.items():
+        paths[name] = tmp_path / f"{name}.npy"
+        np.save(paths[name], rng.normal(size=shape))
+    return paths
+
+
+def test_corpus_json_equals_library(files):
+    out = run("score", "-m", "bleu", "-m", "gleu", "-m", "meteor", "-m", "rouge",
+              "--hyp", files["hyp"], "--ref", files["ref1"], "--ref", files["ref2"],
+              "--opt", "bleu.smooth=floor", "--opt", "lowercase=true", "--json", "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    doc = json.loads(out.stdout)
+    got = {r["metric"]: r for r in doc["results"]}
+    assert doc["lines"] == 3 and doc["level"] == "corpus"
+    expected = [markeval.bleu(HYP, REFS, smooth="floor", lowercase=True),
+                markeval.gleu(HYP, REFS, lowercase=True),
+                markeval.corpus_meteor(HYP, REFS, lowercase=True)]
+    for name, want in zip(["bleu", "gleu", "meteor"], expected):
+        assert got[name]["score"] == want.score
+        assert got[name]["signature"] == want.signature
+    assert got["bleu"]["details"]["counts"] == list(expected[0].counts)
+    assert "lowercase:yes" in got["bleu"]["signature"]
+    rouge = markeval.rouge(HYP, REFS)
+    for t in rouge.scores:
+        assert got[t.rouge_type]["score"] == t.fmeasure
+        assert got[t.rouge_type]["details"]["recall"] == t.recall
+        assert got[t.rouge_type]["signature"] == rouge.signature
+
+
+def test_sentence_tsv_equals_library(files):
+    out = run("score", "-m", "bleu", "-m", "gleu", "-m", "meteor", "-m", "rouge", "--sentence",
+              "--hyp", files["hyp"], "--ref", files["ref1"], "--ref", files["ref2"], "--tsv")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    comments = [line for line in lines if line.startswith("#")]
+    table = [line.split("\t") for line in lines if not line.startswith("#")]
+    columns = ["line", "bleu", "gleu", "meteor", "rouge1", "rouge2", "rougeL", "rougeLsum"]
+    assert table[0] == columns
+    assert len(table) == 1 + len(HYP) and all(len(row) == len(columns) for row in table)
+    assert [c.split(":")[0] for c in comments] == ["# " + c for c in columns[1:]]
+    rouge = markeval.rouge(HYP, REFS)
+    for i, row in enumerate(table[1:]):
+        values = dict(zip(columns, row))
+        assert values["line"] == str(i + 1)
+        assert float(values["bleu"]) == markeval.sentence_bleu(HYP[i], REFS[i]).score
+        assert float(values["gleu"]) == markeval.sentence_gleu(HYP[i], REFS[i]).score
+        assert float(values["meteor"]) == markeval.meteor(HYP[i], REFS[i]).score
+        assert float(values["rougeL"]) == rouge.scores[2].fmeasures[i]
+    assert comments[0] == "# bleu: " + markeval.sentence_bleu(HYP[0], REFS[0]).signature
+
+
+def test_stdin_and_table(files):
+    out = run("score", "--metric", "bleu", "--hyp", "-", "--ref", files["ref1"],
+              stdin="\n".join(HYP) + "\n")
+    assert out.returncode == 0, out.stderr
+    want = markeval.bleu(HYP, REF1)
+    header, row = out.stdout.splitlines()
+    assert header.split() == ["metric", "score", "signature"]
+    assert row.split() == ["bleu", f"{want.score:.4f}", want.signature]
+
+
+def test_me_embeddings_equal_library(files):
+    out = run("me", "--embeddings", files["a"], files["b"], "--k", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    want = markeval.mark_evaluate(np.load(files["a"]), np.load(files["b"]), k=2)
+    got = {r["metric"]: r for r in doc["results"]}
+    assert doc["k"] == 2 and doc["samples"] == [30, 25]
+    for name in ("petersen", "schnabel_quality", "schnabel_diversity", "capture"):
+        part = getattr(want, name)
+        assert got[name]["score"] == part.score
+        assert got[name]["signature"] == part.signature
+
+
+def test_me_text_uses_default_encoder(files):
+    from markeval.encoders import sentence_embeddings
+
+    out = run("me", "--reference", files["ref1"], "--candidate", files["hyp"], "--tsv", "-q")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert rows[0] == ["metric", "score", "signature"] and len(rows) == 5
+    want = markeval.mark_evaluate(sentence_embeddings(REF1, progress=False),
+                                  sentence_embeddings(HYP, progress=False), k=1)
+    assert float(rows[1][1]) == pytest.approx(want.petersen.score, abs=1e-12)
+    assert float(rows[4][1]) == pytest.approx(want.capture.score, abs=1e-12)
+
+
+@pytest.mark.parametrize("case, args, message", [
+    ("missing", ["score", "-m", "bleu", "--hyp", "{tmp}/nope.txt", "--ref", "{ref1}"],
+     r"nope\.txt: no such file"),
+    ("counts", ["score", "-m", "bleu", "--hyp", "{hyp}", "--ref", "{short}"],
+     r"hyp\.txt has 3 lines but .*short\.txt has 2"),
+    ("metric", ["score", "-m", "bleuu", "--hyp", "{hyp}", "--ref", "{ref1}"],
+     r"unknown metric 'bleuu'; did you mean 'bleu'\?"),
+    ("option", ["score", "-m", "bleu", "--hyp", "{hyp}", "--ref", "{ref1}", "--opt", "smoth=exp"],
+     r"unknown option 'smoth' for bleu; did you mean 'smooth'\?"),
+    ("value", ["score", "-m", "bleu", "--hyp", "{hyp}", "--ref", "{ref1}", "--opt", "max_order=x"],
+     r"option max_order of bleu expects int, got 'x'"),
+    ("library", ["score", "-m", "bleu", "--hyp", "{hyp}", "--ref", "{ref1}", "--opt", "smooth=no"],
+     r"unknown smooth='no'"),
+    ("encoding", ["score", "-m", "bleu", "--hyp", "{latin}", "--ref", "{ref1}"],
+     r"latin\.txt: not UTF-8 text \(byte 0xe9 on line 1\)"),
+    ("usage", ["score", "--hyp", "{hyp}"], r"required: --metric/-m, --ref"),
+    ("dims", ["me", "--embeddings", "{a}", "{c}"], r"dimension 4 but candidate has dimension 3"),
+])
+def test_errors_are_one_line(files, tmp_path, case, args, message):
+    out = run(*[a.format(tmp=tmp_path, **files) for a in args])
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.splitlines()) == 1
+    assert out.stderr.startswith("markeval: error: ")
+    assert re.search(message, out.stderr), out.stderr
+
+
+def test_list_and_version():
+    out = run("list")
+    assert out.returncode == 0
+    for name in ("bleu:", "gleu:", "meteor:", "rouge:", "smooth='exp'", "types=("):
+        assert name in out.stdout
+    assert "not here: perplexity" in out.stdout
+    version = run("--version")
+    assert version.stdout.strip() == f"markeval {markeval.__version__}"
+
+
+def test_lexical_scoring_does_not_import_torch(files):
+    argv = ["score", "-m", "bleu", "--hyp", str(files["hyp"]), "--ref", str(files["ref1"])]
+    code = (f"import sys; from markeval.cli import main; main({argv!r}); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.splitlines()[-1] == "False"
+
+
+def test_parse_options_types_and_scopes():
+    bleu, meteor, rouge = get_metric("bleu"), get_metric("METEOR"), get_metric("rouge")
+    opts = parse_options(["lowercase=no", "bleu.smooth_value=none", "types=rouge1, rougeL",
+                          "max_order=2", "tokenize=none"], [bleu, meteor, rouge])
+    assert opts == {
+        "bleu": {"lowercase": False, "smooth_value": None, "max_order": 2, "tokenize": "none"},
+        "meteor": {"lowercase": False},
+        "rouge": {"types": ("rouge1", "rougeL")},
+    }
+    with pytest.raises(CLIError, match=r"expects bool, got 'maybe'"):
+        parse_options(["lowercase=maybe"], [meteor])
+    with pytest.raises(CLIError, match=r"expects key=value"):
+        parse_options(["smooth"], [bleu])
+    with pytest.raises(CLIError, match=r"perplexity scores text against a language model"):
+        get_metric("perplexity")

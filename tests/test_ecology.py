@@ -177,3 +177,17 @@ def test_m0_bad_input():
         m0_mle(0, 5, 5)
     with pytest.raises(ValueError, match="confidence"):
         m0_mle(3, 8, 5, confidence=1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 30), st.integers(1, 150), st.data())
+def test_m0_step_changes_sign_once(t, m, data):
+    """The search relies on L(N+1) − L(N) changing sign once (it is not monotone)."""
+    from markeval.population.ecology import _delta
+
+    n = data.draw(st.integers(m + 1, t * m))
+    mle = int(m0_mle(t, n, m).estimate)
+    steps = np.array([_delta(x, t, n, m) for x in range(m, 3 * mle + 50)])
+    signs = steps > 0
+    assert not (np.diff(signs.astype(int)) > 0).any()   # never negative → positive
+    assert mle == m + int(signs.sum())

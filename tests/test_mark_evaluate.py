@@ -20,6 +20,9 @@ from markeval.population.mark_evaluate import (
 # ----------------------------------------------------------------- literal reference
 
 
+# Text input names its encoder in the signature.
+_MODEL = "model:sentence-transformers/all-MiniLM-L6-v2"
+
 def _nn_and_radii(x, k):
     """NN_k(s, S) as index lists (s first, then k neighbours, ties by index) and squared radii."""
     d = pairwise_sq_distances(x)
@@ -362,3 +365,79 @@ def test_torch_backend_is_identical():
     rng = np.random.default_rng(6)
     a, b = rng.normal(size=(60, 5)), rng.normal(size=(50, 5)) + 0.3
     assert mark_evaluate(a, b, 3) == mark_evaluate(a, b, 3, backend="torch", device="cpu")
+
+
+# ----------------------------------------------------------------- word level (paper §6)
+
+_TEXTS_A = ["The fish swim in the lake.", "A heron waits by the shore.", "Nets catch trout."]
+_TEXTS_B = ["Trout swim near the shore.", "The lake is cold.", "Herons eat fish."]
+
+
+@pytest.fixture(scope="module")
+def tokens_a():
+    from markeval.encoders import token_embeddings
+
+    return token_embeddings(_TEXTS_A, layers=range(-5, 0), progress=False)
+
+
+def test_word_samples_one_row_per_token_per_layer_without_specials(tokens_a):
+    from markeval.population.mark_evaluate import word_samples
+
+    x = word_samples(_TEXTS_A)
+    rows = [item.vectors[layer, t] for item in tokens_a
+            for t in range(item.n_tokens) if not item.special[t] for layer in range(5)]
+    assert x.shape == (len(rows), 384)
+    np.testing.assert_array_equal(x, np.stack(rows))
+    # The [CLS]/[SEP] vectors are nowhere among the samples.
+    specials = np.concatenate([item.vectors[:, item.special].reshape(-1, 384) for item in tokens_a])
+    assert not (pairwise_sq_distances(specials, x) == 0).any()
+
+
+def test_word_samples_layer_choice(tokens_a):
+    from markeval.population.mark_evaluate import word_samples
+
+    last = word_samples(_TEXTS_A, layers=[-1])
+    expected = np.concatenate([item.vectors[-1][~item.special] for item in tokens_a])
+    np.testing.assert_array_equal(last, expected)
+    assert word_samples(_TEXTS_A, layers=-1).shape == last.shape
+
+
+def test_word_level_equals_samples_as_arrays():
+    from markeval.population.mark_evaluate import word_samples
+
+    a, b = word_samples(_TEXTS_A), word_samples(_TEXTS_B)
+    by_text = mark_evaluate(_TEXTS_A, _TEXTS_B, 3, level="word")
+    by_array = mark_evaluate(a, b, 3)
+    for name in ("petersen", "schnabel_quality", "schnabel_diversity", "capture"):
+        t, arr = getattr(by_text, name), getattr(by_array, name)
+        assert (t.score, t.estimate) == (arr.score, arr.estimate)
+    assert by_text.signature.startswith(f"mark_evaluate|k:3|{_MODEL}|level:word|layers:-5,-4,-3,-2,-1|")
+    r = me_capture(_TEXTS_A, _TEXTS_A, 2, level="word", layers=[-2, -1])
+    assert r.occasions == 2 * len(word_samples(_TEXTS_A, layers=[-2, -1]))
+    assert r.signature.startswith(f"me_capture|k:2|{_MODEL}|level:word|layers:-2,-1|")
+
+
+def test_sentence_level_signature_and_cache(tmp_path):
+    r = me_petersen(_TEXTS_A, _TEXTS_B, 1, cache_dir=tmp_path)
+    assert r.signature.startswith(f"me_petersen|k:1|{_MODEL}|level:sentence|")
+    assert len(list(tmp_path.glob("sentence-*.npy"))) == 2
+    assert me_petersen(_TEXTS_A, _TEXTS_B, 1, cache_dir=tmp_path) == r
+
+
+@pytest.mark.parametrize("kwargs, err, match", [
+    ({"level": "char"}, ValueError, "level must be 'sentence' or 'word', got 'char'"),
+    ({"level": "Word"}, ValueError, "level must be 'sentence' or 'word'"),
+    ({"layers": [-1]}, ValueError, r"layers=\[-1\] applies to level='word' only"),
+    ({"level": "word", "layers": [99]}, ValueError, "layer 99 is out of range"),
+    ({"level": "word", "layers": []}, ValueError, "layers is empty"),
+    ({"level": "word", "layers": "last"}, TypeError, "layers must be None, an int"),
+])
+def test_word_level_bad_options(kwargs, err, match):
+    for fn in (me_petersen, me_schnabel, me_capture, mark_evaluate):
+        with pytest.raises(err, match=match):
+            fn(_TEXTS_A, _TEXTS_B, 1, **kwargs)
+
+
+def test_word_level_needs_texts():
+    with pytest.raises(ValueError, match="level='word' needs S as a list of texts"):
+        me_petersen(np.zeros((3, 2)), np.zeros((3, 2)), 1, level="word")

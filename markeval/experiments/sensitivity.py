@@ -1,0 +1,509 @@
+"""Sensitivity experiments of Mark-Evaluate (Mordido & Meinel 2020, §3 Fig. 2, §4 Figs. 3–4).
+
+Three experiments that run on any corpus (texts or precomputed embeddings) and return tidy
+pandas tables, one row per (seed, step, metric):
+
+* :func:`k_sweep` — every ME estimator's population estimate and score against K (Fig. 2);
+* :func:`mode_collapse` — the evaluation set drawn from fewer and fewer labels (topics, genres)
+  at a fixed size, the reference fixed (Fig. 3);
+* :func:`word_swap` — the words of each evaluation text shuffled with probability ``p``
+  (:func:`swap_words`), texts re-encoded (Fig. 4).
+
+Both perturbation experiments are :func:`perturbation_sweep` with a candidate maker; the
+verdicts (did each metric move the expected way?) live in
+:mod:`markeval.experiments.sensitivity_verdicts`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from markeval._checks import check_embeddings, check_k, check_probability, check_strings
+from markeval.distribution.fid import fid
+from markeval.distribution.ipr import improved_precision_recall
+from markeval.distribution.prd import prd
+from markeval.population.mark_evaluate import mark_evaluate
+
+#: Metric keys, in table order. PRD's precision and recall are the curve's summaries
+#: F_{1/8} (precision-like) and F_8 (recall-like) of Sajjadi et al. (2018).
+METRICS = ("fid", "prd_precision", "prd_recall", "ipr_precision", "ipr_recall",
+           "me_schnabel_quality", "me_schnabel_diversity", "me_petersen", "me_capture")
+
+#: Estimators of the K sweep, as named in :class:`markeval.population.MarkEvaluateResult`.
+ESTIMATORS = ("petersen", "schnabel_quality", "schnabel_diversity", "capture")
+
+
+def _check_metrics(metrics) -> tuple[str, ...]:
+    if isinstance(metrics, str):
+        metrics = (metrics,)
+    metrics = tuple(metrics)
+    if not metrics:
+        raise ValueError("metrics is empty: name at least one of " + ", ".join(METRICS))
+    for m in metrics:
+        if m not in METRICS:
+            raise ValueError(f"unknown metric {m!r}; metrics are {', '.join(METRICS)}")
+    return metrics
+
+
+def _is_texts(x) -> bool:
+    return isinstance(x, (list, tuple, pd.Series)) and len(x) > 0 and isinstance(x[0], str)
+
+
+def _encode(x, name: str, encoder, min_rows: int = 2) -> np.ndarray:
+    """Embeddings as given, or texts through ``encoder``."""
+    if _is_texts(x):
+        x = encoder(check_strings(list(x), name))
+    return check_embeddings(x, name, min_rows=min_rows)
+
+
+def default_encoder(*, model=None, cache_dir=None, batch_size: int = 64, progress: bool = False):
+    """The text encoder the experiments use by default: MiniLM sentence embeddings.
+
+    Returns a function ``texts -> (n, d) array`` wrapping
+    :func:`markeval.encoders.sentence_embeddings` with these settings.
+
+    Examples
+    --------
+    >>> enc = default_encoder()
+    >>> enc(["A cat sat on the mat.", "Stocks fell."]).shape
+    (2, 384)
+    """
+    from markeval.encoders import sentence_embeddings
+
+    def encode(texts):
+        return sentence_embeddings(list(texts), model, batch_size=batch_size, progress=progress,
+                                   cache_dir=cache_dir)
+
+    return encode
+
+
+def scores(reference, candidate, metrics=METRICS, *, me_k: int = 1, ipr_k: int = 3,
+           prd_runs: int = 10, fid_allow_singular: bool = False,
+           seed: int = 0) -> dict[str, float]:
+    """Every requested metric of ``candidate`` against ``reference`` (embeddings), as floats.
+
+    The four ME scores come from one :func:`markeval.population.mark_evaluate` call (one
+    geometry); PRD clusters with ``seed``. FID needs more points than dimensions unless
+    ``fid_allow_singular`` (then it is biased upwards: compare its trend, not its value).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> ref, cand = rng.normal(size=(50, 4)), rng.normal(size=(50, 4))
+    >>> s = scores(ref, cand, ("ipr_recall", "me_petersen"))
+    >>> sorted(s), 0 <= s["ipr_recall"] <= 1
+    (['ipr_recall', 'me_petersen'], True)
+    """
+    metrics = _check_metrics(metrics)
+    ref = check_embeddings(reference, "reference", min_rows=2)
+    cand = check_embeddings(candidate, "candidate", min_rows=2)
+    out: dict[str, float] = {}
+    if "fid" in metrics:
+        out["fid"] = fid(ref, cand, allow_singular=fid_allow_singular).value
+    if {"prd_precision", "prd_recall"} & set(metrics):
+        p = prd(ref, cand, num_runs=prd_runs, seed=seed)
+        out["prd_precision"], out["prd_recall"] = p.f_beta_inv, p.f_beta
+    if {"ipr_precision", "ipr_recall"} & set(metrics):
+        i = improved_precision_recall(ref, cand, k=ipr_k)
+        out["ipr_precision"], out["ipr_recall"] = i.precision, i.recall
+    if any(m.startswith("me_") for m in metrics):
+        r = mark_evaluate(ref, cand, k=me_k)
+        out.update(me_schnabel_quality=r.schnabel_quality.score,
+                   me_schnabel_diversity=r.schnabel_diversity.score,
+                   me_petersen=r.petersen.score, me_capture=r.capture.score)
+    return {m: float(out[m]) for m in metrics}
+
+
+def k_sweep(reference, evaluation, ks=range(1, 41), *, encoder=None, progress: bool = True
+            ) -> pd.DataFrame:
+    """Population estimate and score of every ME estimator against K (paper Fig. 2).
+
+    Parameters
+    ----------
+    reference, evaluation : array_like (n, d) or list of str
+        The two sets (texts are encoded with ``encoder``).
+    ks : iterable of int, default 1…40
+        Neighbour counts, each ``1 <= K < min(n, n')``.
+    encoder : callable, optional
+        ``texts -> embeddings``; default :func:`default_encoder`.
+    progress : bool, default True
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``k``, ``estimator`` (one of :data:`ESTIMATORS`), ``estimate`` (P̂, ``inf``
+        when nothing is recaptured), ``population`` (the true P = n + n') and ``score``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> t = k_sweep(rng.normal(size=(30, 3)), rng.normal(size=(30, 3)), ks=[1, 2],
+    ...             progress=False)
+    >>> t.shape, sorted(t["k"].unique().tolist()), int(t["population"].iloc[0])
+    ((8, 5), [1, 2], 60)
+    """
+    encoder = encoder or default_encoder(progress=progress)
+    ref = _encode(reference, "reference", encoder)
+    ev = _encode(evaluation, "evaluation", encoder)
+    ks = [check_k(k, min(len(ref), len(ev)), name="K", set_name="the smaller set") for k in ks]
+    rows = []
+    for k in tqdm(ks, desc="K sweep", disable=not progress):
+        r = mark_evaluate(ref, ev, k=k)
+        for name in ESTIMATORS:
+            est = getattr(r, name)
+            rows.append({"k": int(k), "estimator": name, "estimate": float(est.estimate),
+                         "population": int(est.population), "score": float(est.score)})
+    return pd.DataFrame(rows)
+
+
+def perturbation_sweep(reference, make_candidate, levels, *, seeds=(0, 1, 2), metrics=METRICS,
+                       me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
+                       fid_allow_singular: bool = False, progress: bool = True,
+                       desc: str = "sweep") -> pd.DataFrame:
+    """Score candidates made at each perturbation level against a fixed reference.
+
+    Parameters
+    ----------
+    reference : array_like (n, d)
+        Reference embeddings, the same for every level and seed.
+    make_candidate : callable
+        ``make_candidate(level, seed) -> (m, d) embeddings``.
+    levels : sequence
+        Perturbation levels, from none to the strongest (the ``step`` column is the index).
+    seeds : sequence of int
+    metrics : sequence of str
+        Keys of :data:`METRICS`.
+    me_k, ipr_k, prd_runs, fid_allow_singular
+        Neighbours for ME and IPR; clusterings for PRD; FID below dim + 1 points (:func:`scores`).
+    progress : bool, default True
+    desc : str
+        Label of the progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``seed``, ``step``, ``level``, ``metric``, ``value``.
+
+    Examples
+    --------
+    Gaussian noise of growing scale added to a copy of the reference lowers IPR precision:
+
+    >>> rng = np.random.default_rng(0)
+    >>> ref = rng.normal(size=(100, 3))
+    >>> def noisy(sigma, seed):
+    ...     return ref + np.random.default_rng(seed).normal(scale=sigma, size=ref.shape)
+    >>> t = perturbation_sweep(ref, noisy, [0.0, 3.0], seeds=[0], metrics=["ipr_precision"],
+    ...                        progress=False)
+    >>> t["value"].round(2).tolist()
+    [1.0, 0.08]
+    """
+    metrics = _check_metrics(metrics)
+    ref = check_embeddings(reference, "reference", min_rows=2)
+    levels, seeds = list(levels), [int(s) for s in seeds]
+    if not levels or not seeds:
+        raise ValueError("levels and seeds must each hold at least one value")
+    rows = []
+    todo = list(itertools.product(seeds, enumerate(levels)))
+    for seed, (step, level) in tqdm(todo, desc=desc, disable=not progress):
+        cand = make_candidate(level, seed)
+        for metric, value in scores(ref, cand, metrics, me_k=me_k, ipr_k=ipr_k,
+                                    prd_runs=prd_runs, fid_allow_singular=fid_allow_singular,
+                                    seed=seed).items():
+            rows.append({"seed": seed, "step": step, "level": level, "metric": metric,
+                         "value": value})
+    return pd.DataFrame(rows)
+
+
+def collapse_order(labels, n: int, seed: int = 0) -> tuple:
+    """A seeded order in which to drop labels, keeping every step of size ``n`` feasible.
+
+    Step ``j`` keeps the last ``T − j`` labels of the order and draws ``n`` rows from them,
+    as equal a share per label as ``n`` allows; the order is a random permutation, redrawn
+    until every kept label has enough rows at every step (after 1000 draws: the labels by
+    increasing size, which is feasible whenever any order is).
+
+    Examples
+    --------
+    >>> labels = ["a"] * 10 + ["b"] * 4 + ["c"] * 4
+    >>> collapse_order(labels, 8, seed=0)[-1]   # only "a" can give 8 rows alone
+    'a'
+    """
+    counts = pd.Series([str(v) for v in labels]).value_counts()
+    if len(counts) < 2:
+        raise ValueError(f"mode collapse needs at least 2 distinct labels, got {len(counts)}")
+    rng = np.random.default_rng(seed)
+    names = sorted(counts.index)
+    for _ in range(1000):
+        order = tuple(names[i] for i in rng.permutation(len(names)))
+        if all(_feasible(counts, order[j:], n) for j in range(len(order))):
+            return order
+    # Smallest labels first is feasible whenever any order is: each step keeps the largest.
+    order = tuple(sorted(names, key=lambda name: (counts[name], name)))
+    if all(_feasible(counts, order[j:], n) for j in range(len(order))):
+        return order
+    sizes = {name: int(counts[name]) for name in names}
+    raise ValueError(
+        f"an evaluation set of n={n} cannot be drawn at every step (the last step needs {n} rows "
+        f"of one label; rows per label: {sizes}); lower n")
+
+
+def _shares(n: int, m: int) -> list[int]:
+    return [n // m + (1 if i < n % m else 0) for i in range(m)]
+
+
+def _feasible(counts, kept, n) -> bool:
+    return all(counts[label] >= share for label, share in zip(kept, _shares(n, len(kept))))
+
+
+def _collapsed_indices(labels: np.ndarray, order, step: int, n: int, rng) -> np.ndarray:
+    kept = order[step:]
+    parts = [rng.choice(np.flatnonzero(labels == label), size=share, replace=False)
+             for label, share in zip(kept, _shares(n, len(kept)))]
+    return np.sort(np.concatenate(parts))
+
+
+def mode_collapse(reference, evaluation, labels, *, n: int | None = None, seeds=(0, 1, 2),
+                  metrics=METRICS, me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
+                  fid_allow_singular: bool = False, encoder=None,
+                  progress: bool = True) -> pd.DataFrame:
+    """Mode collapse (paper Fig. 3): the evaluation set from T, T−1, …, 1 labels, same size.
+
+    For each seed, :func:`collapse_order` draws the order in which labels are dropped; step
+    ``j`` draws ``n`` evaluation rows from the ``T − j`` labels still kept (equal shares per
+    label, without replacement) and scores them against the fixed reference.
+
+    Parameters
+    ----------
+    reference : array_like (n_ref, d) or list of str
+    evaluation : array_like (N, d) or list of str
+        The pool the evaluation sets are drawn from.
+    labels : sequence
+        One label (topic, genre) per row of ``evaluation``; at least 2 distinct.
+    n : int, optional
+        Evaluation set size; default ``len(reference)`` (equal sizes, as in the paper).
+    seeds, metrics, me_k, ipr_k, prd_runs, fid_allow_singular
+        As in :func:`perturbation_sweep`.
+    encoder : callable, optional
+        For text input; default :func:`default_encoder`.
+    progress : bool, default True
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``seed``, ``step``, ``level`` (labels kept), ``kept`` (their names),
+        ``metric``, ``value``.
+
+    Examples
+    --------
+    Three well separated Gaussian clusters; dropping them one by one lowers IPR recall:
+
+    >>> rng = np.random.default_rng(0)
+    >>> centres = np.repeat(np.eye(3) * 20, 60, axis=0)
+    >>> pool = centres + rng.normal(size=centres.shape)
+    >>> labels = np.repeat(["x", "y", "z"], 60)
+    >>> ref = np.repeat(np.eye(3) * 20, 20, axis=0) + rng.normal(size=(60, 3))
+    >>> t = mode_collapse(ref, pool, labels, seeds=[0], metrics=["ipr_recall"], progress=False)
+    >>> t[["level", "kept", "value"]].round(2).values.tolist()
+    [[3, 'x,y,z', 0.9], [2, 'x,y', 0.65], [1, 'y', 0.3]]
+    """
+    encoder = encoder or default_encoder(progress=progress)
+    metrics = _check_metrics(metrics)
+    ref = _encode(reference, "reference", encoder)
+    labels = np.asarray(list(labels))
+    if len(labels) != len(evaluation):
+        raise ValueError(f"labels has {len(labels)} items but evaluation has "
+                         f"{len(evaluation)}: one label per evaluation row")
+    n = len(ref) if n is None else int(n)
+    if n < 2:
+        raise ValueError(f"n must be at least 2, got {n}")
+    orders = {int(s): collapse_order(labels, n, seed=int(s)) for s in seeds}  # errors first
+    pool = _encode(evaluation, "evaluation", encoder)
+    kept_names = {}
+
+    def make(step, seed):
+        order = orders[seed]
+        kept_names[seed, step] = ",".join(sorted(order[step:]))
+        rng = np.random.default_rng([seed, step])
+        return pool[_collapsed_indices(labels, order, step, n, rng)]
+
+    n_labels = len(set(labels.tolist()))
+    t = perturbation_sweep(ref, make, list(range(n_labels)), seeds=seeds, metrics=metrics,
+                           me_k=me_k, ipr_k=ipr_k, prd_runs=prd_runs,
+                           fid_allow_singular=fid_allow_singular, progress=progress,
+                           desc="mode collapse")
+    t["kept"] = [kept_names[s, j] for s, j in zip(t["seed"], t["step"])]
+    t["level"] = n_labels - t["step"]
+    return t[["seed", "step", "level", "kept", "metric", "value"]]
+
+
+def swap_words(text: str, p: float, rng: np.random.Generator) -> str:
+    """Shuffle the words of ``text`` chosen with probability ``p`` among their own positions.
+
+    Words are the white-space separated tokens. Each word is chosen independently with
+    probability ``p``; the chosen words are permuted uniformly at random among the chosen
+    positions, the permutation redrawn until the text changes whenever the chosen words are not
+    all the same string. Unchosen words stay where they are. So ``p = 0`` returns the text
+    unchanged (white space normalised to single spaces), every ``p`` keeps the multiset of
+    words, and ``p = 1`` changes every text that has two different words.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> swap_words("the cat sat on the mat", 0.0, rng)
+    'the cat sat on the mat'
+    >>> swap_words("the cat sat on the mat", 1.0, np.random.default_rng(0))
+    'on sat the mat the cat'
+    """
+    p = check_probability(p, "p")
+    words = text.split()
+    chosen = np.flatnonzero(rng.random(len(words)) < p)
+    picked = [words[i] for i in chosen]
+    if len(set(picked)) < 2:  # nothing to reorder: no word, one word, or copies of one word
+        return " ".join(words)
+    while True:
+        shuffled = [picked[i] for i in rng.permutation(len(picked))]
+        if shuffled != picked:
+            break
+    for i, w in zip(chosen, shuffled):
+        words[i] = w
+    return " ".join(words)
+
+
+def swapped_texts(texts, p: float, seed: int) -> list[str]:
+    """:func:`swap_words` on every text, with one generator seeded by ``(seed, round(p·10⁶))``.
+
+    Examples
+    --------
+    >>> swapped_texts(["a b c d", "e f"], 1.0, seed=0) == swapped_texts(["a b c d", "e f"], 1.0, 0)
+    True
+    """
+    texts = check_strings(texts, "texts")
+    p = check_probability(p, "p")
+    rng = np.random.default_rng([int(seed), round(p * 1_000_000)])
+    return [swap_words(t, p, rng) for t in texts]
+
+
+def word_swap(reference, evaluation, ps=tuple(i / 10 for i in range(11)), *, seeds=(0, 1, 2),
+              metrics=METRICS, me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
+              fid_allow_singular: bool = False, encoder=None,
+              progress: bool = True) -> pd.DataFrame:
+    """Word swap (paper Fig. 4): evaluation texts perturbed by :func:`swap_words`, re-encoded.
+
+    Parameters
+    ----------
+    reference : array_like (n, d) or list of str
+    evaluation : list of str
+        The evaluation texts (the same texts at every ``p``; only the swaps change).
+    ps : sequence of float, default 0, 0.1, …, 1
+    seeds, metrics, me_k, ipr_k, prd_runs, fid_allow_singular
+        As in :func:`perturbation_sweep`; the seed drives the swaps (and PRD's clusters).
+    encoder : callable, optional
+        ``texts -> embeddings``; default :func:`default_encoder`.
+    progress : bool, default True
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``seed``, ``step``, ``level`` (= p), ``metric``, ``value``.
+
+    Examples
+    --------
+    A toy encoder (position-weighted letter counts) is enough to see the pipeline work:
+
+    >>> def enc(texts):
+    ...     return np.array([[sum(ord(c) * (i + 1) for i, w in enumerate(t.split()) for c in w)
+    ...                       % 97, len(t)] for t in texts], dtype=float)
+    >>> texts = [f"w{i} x{i % 7} y{i % 5} z{i % 3}" for i in range(40)]
+    >>> t = word_swap(enc(texts), texts, [0.0, 1.0], seeds=[0], metrics=["me_petersen"],
+    ...               encoder=enc, progress=False)
+    >>> t["level"].tolist()
+    [0.0, 1.0]
+    """
+    encoder = encoder or default_encoder(progress=progress)
+    texts = check_strings(list(evaluation), "evaluation")
+    ps = [check_probability(p, "p") for p in ps]
+    ref = _encode(reference, "reference", encoder)
+    if len(texts) < 2:
+        raise ValueError(f"evaluation must hold at least 2 texts, got {len(texts)}")
+    unperturbed = {}
+
+    def make(p, seed):
+        if p == 0:  # the identity: encode once for all seeds
+            if "x" not in unperturbed:
+                unperturbed["x"] = _encode(texts, "evaluation", encoder)
+            return unperturbed["x"]
+        return _encode(swapped_texts(texts, p, seed), "evaluation", encoder)
+
+    return perturbation_sweep(ref, make, ps, seeds=seeds, metrics=metrics, me_k=me_k,
+                              ipr_k=ipr_k, prd_runs=prd_runs,
+                              fid_allow_singular=fid_allow_singular, progress=progress,
+                              desc="word swap")
+
+
+def bbc_sets(n: int, *, pool_per_topic: int | None = None, seed: int = 0):
+    """BBC News sets for the experiments: a reference from half ``'a'``, a pool from half ``'b'``.
+
+    The reference holds ``n`` sentences of half ``'a'`` (equal shares of the five topics, drawn
+    without replacement); the pool holds up to ``pool_per_topic`` sentences per topic of half
+    ``'b'`` (all of them when None), so no sentence text is in both (see
+    :func:`markeval.datasets.bbc_sentences`).
+
+    Returns
+    -------
+    reference : list of str
+    pool : pandas.DataFrame
+        Columns ``topic`` and ``sentence``, ordered by topic.
+
+    Examples
+    --------
+    >>> ref, pool = bbc_sets(10, pool_per_topic=4)
+    >>> len(ref), len(pool), pool["topic"].value_counts().tolist()
+    (10, 20, [4, 4, 4, 4, 4])
+    """
+    from markeval.datasets import BBC_TOPICS, bbc_sentences
+
+    rng = np.random.default_rng(seed)
+    a, b = bbc_sentences(split="a"), bbc_sentences(split="b")
+    ref = []
+    for topic, share in zip(BBC_TOPICS, _shares(int(n), len(BBC_TOPICS))):
+        rows = a.loc[a["topic"] == topic, "sentence"].to_numpy()
+        if share > len(rows):
+            raise ValueError(f"n={n} needs {share} reference sentences of {topic!r}; half 'a' "
+                             f"has {len(rows)}")
+        ref.extend(rows[np.sort(rng.choice(len(rows), share, replace=False))].tolist())
+    parts = []
+    for topic in BBC_TOPICS:
+        rows = b[b["topic"] == topic]
+        if pool_per_topic is not None and pool_per_topic < len(rows):
+            rows = rows.iloc[np.sort(rng.choice(len(rows), pool_per_topic, replace=False))]
+        parts.append(rows[["topic", "sentence"]])
+    return ref, pd.concat(parts, ignore_index=True)
+
+
+def summarize(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean, standard deviation and seed count of ``value`` per (metric, step, level).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"seed": [0, 1], "step": [0, 0], "level": [0.0, 0.0],
+    ...                   "metric": ["fid", "fid"], "value": [1.0, 3.0]})
+    >>> summarize(t)[["metric", "mean", "std", "seeds"]].to_dict("records")
+    [{'metric': 'fid', 'mean': 2.0, 'std': 1.414..., 'seeds': 2}]
+    """
+    missing = {"metric", "step", "level", "value"} - set(table.columns)
+    if missing:
+        raise ValueError(f"table lacks the columns {sorted(missing)}")
+    g = table.groupby(["metric", "step", "level"], sort=True)["value"]
+    out = g.agg(mean="mean", std="std", seeds="count").reset_index()
+    out["std"] = out["std"].fillna(0.0)
+    return out
+
+
+__all__ = [
+    "ESTIMATORS", "METRICS", "bbc_sets", "collapse_order", "default_encoder", "k_sweep", "mode_collapse",
+    "perturbation_sweep", "scores", "summarize", "swap_words", "swapped_texts", "word_swap",
+]

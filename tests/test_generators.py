@@ -18,16 +18,6 @@ TOY = [["the", "cat", "sat"], ["the", "dog", "sat"], ["a", "cat", "ran"], ["the"
 
 
 # ------------------------------------------------------------------ determinism
-def test_swap_words_is_seeded_and_keeps_the_words():
-    s = ["one two three four five six", "a b"]
-    assert G._swap_words(s, 0.5, seed=3) == G._swap_words(s, 0.5, seed=3)
-    assert G._swap_words(s, 0.5, seed=3) != G._swap_words(s, 0.5, seed=4)
-    for before, after in zip(s, G._swap_words(s, 1.0, seed=1)):
-        assert sorted(before.split()) == sorted(after.split())
-    assert G._swap_words(s, 0.0) == s
-    assert G._swap_words(["single"], 5.0) == ["single"]
-
-
 def test_ngram_sentences_are_seeded_and_non_empty():
     lm = NGramLM(order=2, min_count=1).fit(TOY)
     a = G.ngram_sentences(lm, 20, seed=5, temperature=1.5)
@@ -177,9 +167,6 @@ def test_partial_order_tau_and_chain_correlations():
 
 # ------------------------------------------------------------------ bad inputs
 @pytest.mark.parametrize("call, error, match", [
-    (lambda: G._swap_words("a b c", 0.5), TypeError, "list of sentences"),
-    (lambda: G._swap_words(["a b"], -1), ValueError, "rate must be"),
-    (lambda: G._swap_words(["a", 3], 0.1), TypeError, r"sentences\[1\]"),
     (lambda: G.ngram_sentences(NGramLM(order=1).fit(TOY), 0), ValueError, "n must be an int"),
     (lambda: G.build_ladder(10, smollm2="maybe"), ValueError, "smollm2 must be"),
     (lambda: G.build_ladder(10, names=["gpt-9"], smollm2="skip"), ValueError, "unknown generators"),

@@ -9,6 +9,10 @@ until used):
   their correlations with direct assessment.
 * :mod:`markeval.experiments.summarization` — TAC summary-level correlation (per topic, then
   averaged), with the choices of summaries and references made explicit.
+* :mod:`markeval.experiments.sensitivity` and :mod:`markeval.experiments.sensitivity_verdicts`
+  — K sweep, mode collapse and word swap (Mark-Evaluate Figs. 2–4) with computed verdicts; also
+  the one scoring function for sets of embeddings (:func:`~markeval.experiments.sensitivity.scores`)
+  and the one word-swap perturbation, which the generator ladder reuses.
 * :mod:`markeval.experiments.generators` and :mod:`markeval.experiments.ranking` — a ladder
   of text generators of known quality and the metrics' rank agreement with it.
 """

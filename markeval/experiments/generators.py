@@ -17,8 +17,10 @@ Data (all from :func:`markeval.datasets.bbc_sentences`, ``unique=True``)
 Generators (each emits exactly ``n`` non-empty sentences)
 ---------------------------------------------------------
 * ``real``: held-out sentences: the ceiling of quality and diversity.
-* ``swap-p``: the real pool with word-swap noise ``p`` (:func:`_swap_words`): quality falls with
-  ``p`` by construction; diversity (the set of words and topics) is unchanged.
+* ``swap-p``: the real pool with word-swap noise ``p``
+  (:func:`markeval.experiments.sensitivity.swapped_texts`: each word joins the shuffle with
+  probability ``p``): quality falls with ``p`` by construction; diversity (the set of words
+  and topics) is unchanged.
 * ``ngram-m``: an interpolated Kneser–Ney n-gram LM of order ``m`` (1–5, discount 0.75),
   sampled at temperature 1: quality rises with ``m`` (more context), but less than one might
   think: a context seen once passes 75% of its mass to the lower order, so high-order samples
@@ -50,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from markeval._signature import make_signature
+from markeval.experiments.sensitivity import swapped_texts
 from markeval.text import split_sentences
 
 __all__ = ["CACHE_FILE", "DIVERSITY_CHAINS", "GENERATORS", "QUALITY_CHAINS", "SMOLLM2_TEMPERATURES",
@@ -87,8 +90,9 @@ class GeneratorSpec:
 
 def _specs() -> tuple[GeneratorSpec, ...]:
     s = [GeneratorSpec("real", "real", "held-out BBC sentences: the ceiling of quality and diversity")]
-    s += [GeneratorSpec(f"swap-{p:g}", "swap", f"real sentences, round({p:g} x length) random word "
-                        "swaps each: less fluent as p grows, same words") for p in SWAP_RATES]
+    s += [GeneratorSpec(f"swap-{p:g}", "swap", f"real sentences, each word shuffled with "
+                        f"probability {p:g}: less fluent as p grows, same words")
+          for p in SWAP_RATES]
     s += [GeneratorSpec(f"ngram-{m}", "ngram", f"Kneser-Ney {m}-gram at T=1: more context, more "
                         "fluent") for m in NGRAM_ORDERS]
     s += [GeneratorSpec(f"ngram3-T{t:g}", "temperature", "the trigram sharpened (T<1: fluent, "
@@ -134,35 +138,6 @@ def _check_texts(texts, name: str) -> list[str]:
         if not isinstance(t, str):
             raise TypeError(f"{name}[{i}] must be a str, got {type(t).__name__}")
     return texts
-
-
-def _swap_words(sentences, rate: float, *, seed: int = 0) -> list[str]:
-    """Word-swap noise: ``round(rate * L)`` swaps of two random word positions per sentence.
-
-    ``L`` is the number of white-space words; each swap picks two distinct positions
-    uniformly (so a swap can undo an earlier one: the noise saturates, it does not grow
-    without bound). The bag of words is unchanged: only the order suffers. Private
-    here; issue #9's ``markeval.experiments.sensitivity`` has its own (to be merged).
-
-    Examples
-    --------
-    >>> _swap_words(["a b c d"], 0.0)
-    ['a b c d']
-    >>> sorted(_swap_words(["a b c d"], 1.0, seed=1)[0].split())
-    ['a', 'b', 'c', 'd']
-    """
-    sentences = _check_texts(sentences, "sentences")
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (0 <= rate and math.isfinite(rate)):
-        raise ValueError(f"rate must be a finite number >= 0, got {rate!r}")
-    rng = np.random.default_rng(seed)
-    out = []
-    for s in sentences:
-        words = s.split()
-        for _ in range(round(rate * len(words)) if len(words) > 1 else 0):
-            i, j = rng.choice(len(words), size=2, replace=False)
-            words[i], words[j] = words[j], words[i]
-        out.append(" ".join(words))
-    return out
 
 
 def ngram_sentences(lm, n: int, *, temperature: float = 1.0, seed: int = 0) -> list[str]:
@@ -438,7 +413,7 @@ def build_ladder(n: int, *, seed: int = 0, smollm2: str = "cache", names=None) -
         if name == "real":
             timed(name, lambda: split.real)
         elif name.startswith("swap-"):
-            timed(name, lambda: _swap_words(split.real, float(name[5:]), seed=seed))
+            timed(name, lambda: swapped_texts(split.real, float(name[5:]), seed=seed))
         elif name.startswith("ngram"):
             order, t = (int(name[6:]), 1.0) if name.startswith("ngram-") else (3, float(name[8:]))
 

@@ -36,11 +36,8 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from markeval.distribution.fid import fid
-from markeval.distribution.ipr import improved_precision_recall
-from markeval.distribution.prd import prd
+from markeval.experiments.sensitivity import scores
 from markeval.lexical.ngram_lm import NGramLM
-from markeval.population.mark_evaluate import mark_evaluate
 from markeval.stats import kendall, spearman
 
 __all__ = ["METRICS", "chain_correlations", "correlation_table", "embedding_metrics",
@@ -63,12 +60,23 @@ METRICS = {
 CE_ORDER = 3
 
 
-def embedding_metrics(reference, candidate, *, k: int = 3, prd_clusters: int = 20,
-                      prd_runs: int = 5, seed: int = 0) -> dict:
+# markeval.experiments.sensitivity's metric names -> the names in this study's tables.
+_SET_METRIC_NAMES = {
+    "fid": "FID", "prd_precision": "PRD F1/8", "prd_recall": "PRD F8",
+    "ipr_precision": "IPR precision", "ipr_recall": "IPR recall", "me_petersen": "ME Petersen",
+    "me_schnabel_quality": "ME Schnabel Q", "me_schnabel_diversity": "ME Schnabel D",
+    "me_capture": "ME CAPTURE",
+}
+
+
+def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
+                      seed: int = 0) -> dict:
     """FID, PRD, IPR and the four Mark-Evaluate scores of ``candidate`` against ``reference``.
 
-    FID uses ``allow_singular=True`` when a set has no more rows than dimensions (the biased
-    estimate: fine for ranking sets of equal size, not for absolute values).
+    One call of :func:`markeval.experiments.sensitivity.scores` with ``k`` for both IPR and
+    Mark-Evaluate, renamed for this study's tables. FID uses ``allow_singular=True`` when a
+    set has no more rows than dimensions (the biased estimate: fine for ranking sets of equal
+    size, not for absolute values).
 
     Examples
     --------
@@ -80,14 +88,9 @@ def embedding_metrics(reference, candidate, *, k: int = 3, prd_clusters: int = 2
     """
     ref, cand = np.asarray(reference, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
     singular = min(len(ref), len(cand)) <= ref.shape[1]
-    f = fid(ref, cand, allow_singular=singular)
-    p = prd(ref, cand, num_clusters=prd_clusters, num_runs=prd_runs, seed=seed)
-    i = improved_precision_recall(ref, cand, k=k)
-    me = mark_evaluate(ref, cand, k=k)
-    return {"FID": f.value, "PRD F1/8": p.f_beta_inv, "PRD F8": p.f_beta,
-            "IPR precision": i.precision, "IPR recall": i.recall,
-            "ME Petersen": me.petersen.score, "ME Schnabel Q": me.schnabel_quality.score,
-            "ME Schnabel D": me.schnabel_diversity.score, "ME CAPTURE": me.capture.score}
+    values = scores(ref, cand, tuple(_SET_METRIC_NAMES), me_k=k, ipr_k=k, prd_runs=prd_runs,
+                    fid_allow_singular=singular, seed=seed)
+    return {_SET_METRIC_NAMES[name]: value for name, value in values.items()}
 
 
 def _tokens(texts) -> list[list[str]]:

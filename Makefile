@@ -23,7 +23,7 @@ export OPENBLAS_NUM_THREADS := 1
 # Kernels started by nbval and the book build must use the project's interpreter.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install book test notebook clean
+.PHONY: install book test notebook student clean
 
 install: $(VENV)/.installed book/_static/mathjax/tex-chtml.js
 
@@ -58,6 +58,11 @@ notebook: install
 	$(VENV)/bin/jupytext --execute --to ipynb $(MD)
 	$(PY) -c "import sys, nbformat as f; p = sys.argv[1]; nb = f.read(p, 4); \
 	[c.metadata.pop('execution', None) for c in nb.cells]; f.write(nb, p)" $(basename $(MD)).ipynb
+
+# The student edition: solutions hidden, solution code stripped, built without execution from
+# the committed notebooks into _build/student/_build/html.
+student: install
+	$(PY) -m markeval.exercises.student_edition _build/student
 
 clean:
 	rm -rf _build

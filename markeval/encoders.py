@@ -15,7 +15,9 @@ reads text through this module, so it fixes three things once:
   word each piece belongs to.
 * **What is cached.** Loaded models are kept per device for the life of the process. With
   ``cache_dir=...`` the arrays of a call are also written to disk and read back by an
-  identical later call (same model content, function, options and texts).
+  identical later call (same model content, function, options and texts). A study that scores
+  the same texts with several metrics wraps its encoder with :func:`memoize`: every metric
+  given that ``model`` then reads each distinct text's vectors from one forward pass.
 
 Texts longer than the model's limit (256 word pieces for all-MiniLM-L6-v2, from its
 ``sentence_bert_config.json``) are truncated, as sentence-transformers does, with one
@@ -29,7 +31,8 @@ import hashlib
 import json
 import os
 import warnings
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +43,12 @@ from markeval._checks import check_strings
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "Encoder",
+    "MemoEncoder",
     "TokenEmbeddings",
     "TruncationWarning",
     "default_model",
     "load_encoder",
+    "memoize",
     "sentence_embeddings",
     "token_embeddings",
 ]
@@ -596,6 +601,13 @@ def sentence_embeddings(
     texts = check_strings(texts, "texts")
     batch_size = _check_batch_size(batch_size)
     encoder = _resolve(model, device)
+    if isinstance(encoder, MemoEncoder) and encoder.num_layers in encoder.memo_layers:
+        items = encoder._lookup(texts, (encoder.num_layers,), batch_size, progress, cache_dir)
+        pooled = np.stack([item.vectors[0].mean(axis=0) for item in items]) if items else (
+            np.zeros((0, encoder.dim), np.float32))
+        if normalize:
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return pooled.astype(np.float32, copy=False)
     encoding = _tokenize(encoder, texts)
     path = None
     if cache_dir is not None:
@@ -772,6 +784,9 @@ def token_embeddings(
     batch_size = _check_batch_size(batch_size)
     encoder = _resolve(model, device)
     selected = _resolve_layers(layers, encoder.num_layers)
+    if isinstance(encoder, MemoEncoder):
+        items = encoder._lookup(texts, selected, batch_size, progress, cache_dir)
+        return [_merge_pieces(encoder.tokenizer, i) for i in items] if merge_subwords else items
     encoding = _tokenize(encoder, texts)
     path = None
     if cache_dir is not None:
@@ -802,3 +817,117 @@ def token_embeddings(
     if path is not None:
         _write_atomic(path, lambda fh: _save_tokens(fh, out))
     return out
+
+
+# --------------------------------------------------------------------------- one pass, many metrics
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MemoEncoder(Encoder):
+    """An :class:`Encoder` that remembers the token vectors of every text it has encoded.
+
+    Build one with :func:`memoize`. It is an ``Encoder``, so any function that takes
+    ``model=`` accepts it; :func:`token_embeddings` (and through it BERTScore, MoverScore and
+    word-level Mark-Evaluate) then encodes only the texts it has not seen, and
+    :func:`sentence_embeddings` pools the remembered last layer. Scores are the same as with
+    the plain encoder (up to float rounding: a text is padded with different neighbours).
+
+    Attributes
+    ----------
+    memo_layers : tuple of int
+        The hidden states kept per text; a request for another layer is an error.
+    capacity : int or None
+        Most texts kept; beyond it the least recently used are forgotten (None: no limit).
+        Memory per text is ``4 * dim * len(memo_layers)`` bytes per word piece (7.5 KiB per
+        piece for the last five layers of all-MiniLM-L6-v2, ≈ 0.2 MiB for a 25-piece
+        sentence).
+    """
+
+    memo_layers: tuple[int, ...] = ()
+    capacity: int | None = None
+    _memo: OrderedDict = field(default_factory=OrderedDict)
+
+    def __repr__(self) -> str:
+        return (f"MemoEncoder(name={self.name!r}, layers={self.memo_layers}, "
+                f"texts={self.n_texts}, capacity={self.capacity})")
+
+    @property
+    def n_texts(self) -> int:
+        """How many texts' vectors are held now."""
+        return len(self._memo)
+
+    def _plain(self) -> Encoder:
+        return Encoder(**{f.name: getattr(self, f.name) for f in fields(Encoder)})
+
+    def _lookup(self, texts: list[str], layers: tuple[int, ...], batch_size: int,
+                progress: bool, cache_dir) -> list[TokenEmbeddings]:
+        missing_layers = [layer for layer in layers if layer not in self.memo_layers]
+        if missing_layers:
+            raise ValueError(
+                f"layers {tuple(missing_layers)} were not memoized: this MemoEncoder keeps "
+                f"{self.memo_layers}; build it with memoize(..., layers=...) covering them")
+        found = {t: self._memo[t] for t in dict.fromkeys(texts) if t in self._memo}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            found.update(zip(missing, token_embeddings(
+                missing, self._plain(), layers=self.memo_layers, batch_size=batch_size,
+                progress=progress, cache_dir=cache_dir)))
+        for text, item in found.items():
+            self._memo[text] = item
+            self._memo.move_to_end(text)
+        while self.capacity is not None and len(self._memo) > self.capacity:
+            self._memo.popitem(last=False)
+        rows = [self.memo_layers.index(layer) for layer in layers]
+        if rows == list(range(len(self.memo_layers))):
+            return [found[t] for t in texts]
+        picked = {t: TokenEmbeddings(tokens=item.tokens,
+                                     vectors=_read_only(item.vectors[rows]),
+                                     layers=layers, special=item.special,
+                                     word_ids=item.word_ids)
+                  for t, item in found.items()}
+        return [picked[t] for t in texts]
+
+
+def memoize(model=None, *, layers=None, capacity: int | None = None, device=None
+            ) -> MemoEncoder:
+    """Wrap an encoder so that every text is run through it once, whatever metric asks.
+
+    Meta-evaluation scores the same system outputs and references with BERTScore (one
+    layer), MoverScore and word-level Mark-Evaluate (the last five layers) and sentence-level
+    set metrics (the last layer, pooled). Passing one ``MemoEncoder`` as their ``model`` lets
+    them share a single forward pass per distinct text. The memory is explicit: it lives in
+    the object you pass, and goes with it.
+
+    Parameters
+    ----------
+    model : None, str, os.PathLike or Encoder
+        As in :func:`token_embeddings`.
+    layers : None, int or sequence of int
+        Hidden states to keep per text (default all); include the last layer for
+        :func:`sentence_embeddings`.
+    capacity : int, optional
+        Keep at most this many texts, forgetting the least recently used (the references of a
+        study stay while each system's outputs pass through). Default: no limit.
+    device : str, optional
+
+    Returns
+    -------
+    MemoEncoder
+
+    Examples
+    --------
+    >>> enc = memoize(layers=range(-5, 0))
+    >>> [a] = token_embeddings(["Fish swim."], enc, layers=[-1], progress=False)
+    >>> [b] = token_embeddings(["Fish swim."], enc, layers=[-2, -1], progress=False)
+    >>> bool((a.vectors[0] == b.vectors[1]).all()), enc.n_texts
+    (True, 1)
+    """
+    encoder = _resolve(model, device)
+    if isinstance(encoder, MemoEncoder):
+        encoder = encoder._plain()
+    if capacity is not None and (isinstance(capacity, bool) or
+                                 not isinstance(capacity, (int, np.integer)) or capacity < 1):
+        raise ValueError(f"capacity must be a positive int or None, got {capacity!r}")
+    kept = _resolve_layers(layers, encoder.num_layers)
+    return MemoEncoder(**{f.name: getattr(encoder, f.name) for f in fields(Encoder)},
+                       memo_layers=kept, capacity=None if capacity is None else int(capacity))

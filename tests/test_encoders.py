@@ -369,3 +369,54 @@ def test_bad_models_and_devices(enc, tmp_path):
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available"):
             default_model("cuda")
+
+
+# --------------------------------------------------------------------------- memoize
+
+
+def test_memo_serves_every_metric_from_one_pass(enc, bbc_sentences, monkeypatch):
+    from markeval import bertscore, moverscore
+    from markeval.encoders import MemoEncoder, memoize
+    from markeval.population.mark_evaluate import word_samples
+
+    hyps, refs = bbc_sentences[:10], bbc_sentences[10:20]
+    memo = memoize(enc, layers=range(-5, 0))
+    assert isinstance(memo, MemoEncoder) and memo.memo_layers == (2, 3, 4, 5, 6)
+    calls = []
+    real = encoders._forward
+    monkeypatch.setattr(encoders, "_forward", lambda e, enc_, b: calls.append(len(b)) or real(e, enc_, b))
+    got = {
+        "bert": bertscore(hyps, refs, model=memo, progress=False).sentence_f1,
+        "mover": moverscore(hyps, refs, model=memo, preset="v1", progress=False).sentence_scores,
+        "words": word_samples(hyps, memo),
+        "sent": sentence_embeddings(hyps + refs, memo, progress=False),
+    }
+    assert sum(calls) == 20, "each distinct text must pass through the model exactly once"
+    monkeypatch.setattr(encoders, "_forward", real)
+    want = {
+        "bert": bertscore(hyps, refs, model=enc, progress=False).sentence_f1,
+        "mover": moverscore(hyps, refs, model=enc, preset="v1", progress=False).sentence_scores,
+        "words": word_samples(hyps, enc),
+        "sent": sentence_embeddings(hyps + refs, enc, progress=False),
+    }
+    for key in got:
+        np.testing.assert_allclose(got[key], want[key], atol=ATOL, err_msg=key)
+
+
+def test_memo_layers_merge_and_capacity(enc, bbc_sentences):
+    from markeval.encoders import memoize
+
+    memo = memoize(enc, layers=[-1], capacity=3)
+    merged = token_embeddings(bbc_sentences[:2], memo, layers=[-1], merge_subwords=True,
+                              progress=False)
+    plain = token_embeddings(bbc_sentences[:2], enc, layers=[-1], merge_subwords=True,
+                             progress=False)
+    for a, b in zip(merged, plain):
+        assert a.tokens == b.tokens
+        np.testing.assert_allclose(a.vectors, b.vectors, atol=ATOL)
+    token_embeddings(bbc_sentences[2:5], memo, layers=[-1], progress=False)
+    assert list(memo._memo) == bbc_sentences[2:5], "least recently used texts are forgotten"
+    with pytest.raises(ValueError, match=r"layers \(0,\) were not memoized"):
+        token_embeddings(bbc_sentences[:1], memo, layers=[0], progress=False)
+    with pytest.raises(ValueError, match="capacity"):
+        memoize(enc, capacity=0)

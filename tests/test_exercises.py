@@ -58,7 +58,7 @@ def test_wrong_answers_name_the_case_and_hide_the_answer(q, capsys, wrong, case)
     assert out.count("\n") == 1
     assert not result and result.failed_case == case
     assert out.startswith(f"✗ Pearson r: case {case} of 4 failed — input: ")
-    assert "your answer returned " in out and out.endswith("(hint: q.hint())\n")
+    assert "your answer returned " in out and out.endswith("(stuck? call .hint() on this question)\n")
     # The failing case's inputs are shown ...
     x, _ = q._cases()[case - 1]
     assert repr(x[0])[:8] in out
@@ -76,7 +76,8 @@ def test_starter_that_raises_is_a_reported_failure(q, capsys):
     out = capsys.readouterr().out
     assert not result
     assert re.fullmatch(r"✗ Pearson r: case 1 of 4 failed — input: \(\[.*\]\); your answer raised "
-                        r"NotImplementedError: replace this line with your code \(hint: q\.hint\(\)\)\n",
+                        r"NotImplementedError: replace this line with your code "
+                        r"\(stuck\? call \.hint\(\) on this question\)\n",
                         out)
 
 
@@ -87,7 +88,7 @@ def test_error_without_message_and_other_exceptions(capsys):
         raise KeyError
 
     assert not q.check(bad)
-    assert "your answer raised KeyError (no hints; see q.solution())" in capsys.readouterr().out
+    assert "your answer raised KeyError (no hints; call .solution() on this question)" in capsys.readouterr().out
     assert not q.check(lambda x: 1 / (x - 2))
     assert "raised ZeroDivisionError: float division by zero" in capsys.readouterr().out
 
@@ -138,7 +139,7 @@ def test_value_question(capsys):
     result = q.check(0.67)
     out = capsys.readouterr().out
     assert not result
-    assert out == "✗ Kendall tau by hand: your answer 0.67 is not correct (hint: q.hint())\n"
+    assert out == "✗ Kendall tau by hand: your answer 0.67 is not correct (stuck? call .hint() on this question)\n"
     assert "0.666" not in out
 
 
@@ -236,7 +237,7 @@ def test_no_hints_no_solution(capsys):
     q.hint()
     q.solution()
     assert capsys.readouterr().out.splitlines() == [
-        "No hints for 'Bare'; q.solution() shows the solution.",
+        "No hints for 'Bare'; call .solution() on this question.",
         "No solution is given for 'Bare'.",
     ]
 

@@ -127,3 +127,125 @@ def test_bad_input(fabricated):
         summary_level_correlations({"m": np.zeros(18)}, items, human=["pyramid"])
     with pytest.raises(ValueError, match="topics are empty"):
         summary_items([])
+
+
+# --------------------------------------------------------------------------- set metrics
+
+from markeval.distribution.ipr import improved_precision_recall  # noqa: E402
+from markeval.distribution.prd import prd  # noqa: E402
+from markeval.experiments.summarization import WordSetMetrics, set_scores  # noqa: E402
+from markeval.population.mark_evaluate import mark_evaluate  # noqa: E402
+
+
+def test_set_scores_passes_each_summary_its_reference_set_and_jackknifes_humans(fabricated):
+    _, topics = fabricated
+    items = summary_items(topics, include_human=True)
+    seen = []
+
+    def metric(candidates, references):
+        seen.append((candidates, references))
+        return {"n_refs": len(references), "words": len(candidates[0].split())}
+
+    out = set_scores(items, metric)
+    assert len(seen) == len(items)  # one call per summary, with the whole reference set
+    assert all(len(c) == 1 and c[0] == i.text for (c, _), i in zip(seen, items))
+    assert out["n_refs"].tolist() == [3.0 if i.is_human else 4.0 for i in items]
+    for (_, refs), item in zip(seen, items):
+        if item.is_human:  # its own summary is not among its references
+            assert not any(r.startswith(f"reference {item.summ_id} ") for r in refs)
+    single = set_scores(items, lambda c, r: float(len(c[0].split())))
+    assert isinstance(single, np.ndarray) and single.tolist() == out["words"].tolist()
+
+
+def test_set_scores_bad_input(fabricated):
+    _, topics = fabricated
+    items = summary_items(topics)
+    with pytest.raises(TypeError, match="metric must be a callable"):
+        set_scores(items, "ipr")
+    with pytest.raises(ValueError, match="no summaries to score"):
+        set_scores([], lambda c, r: 1.0)
+    with pytest.raises(TypeError, match="must return a float or a mapping name -> float, got str"):
+        set_scores(items, lambda c, r: "0.5")
+    names = iter([{"a": 1.0}, {"b": 1.0}])
+    with pytest.raises(ValueError, match=r"\['b'\] for item 1 but \['a'\] for item 0"):
+        set_scores(items, lambda c, r: next(names))
+    with pytest.raises(ValueError, match="non-finite 'a' nan for summary '1' of topic 'D01'"):
+        set_scores(items, lambda c, r: {"a": float("nan")})
+
+
+def _fake_embed(dim=6, seed=3):
+    """Word -> a fixed random vector; every word of the texts is one sample."""
+    rng, table = np.random.default_rng(seed), {}
+
+    def embed(texts):
+        words = [w for t in texts for w in t.split()]
+        for w in words:
+            if w not in table:
+                table[w] = rng.normal(size=dim)
+        return np.array([table[w] for w in words]).reshape(len(words), dim)
+
+    return embed
+
+
+def test_word_set_metrics_equal_the_library_metrics_at_every_k():
+    rng = np.random.default_rng(11)
+    vocab = [f"w{i}" for i in range(300)]
+    refs = [" ".join(rng.choice(vocab[:200], 40)) for _ in range(4)]
+    cand = [" ".join(rng.choice(vocab[100:], 35))]
+    embed = _fake_embed()
+    scorer = WordSetMetrics(embed, ks=(1, 3, 5), prd_clusters=5, prd_runs=2, seed=4)
+    got = scorer(cand, refs)
+    R, C = embed(refs), embed(cand)
+    for k in (1, 3, 5):
+        me = mark_evaluate(R, C, k=k)
+        assert got[f"ME Petersen (K={k})"] == me.petersen.score
+        assert got[f"ME Schnabel quality (K={k})"] == me.schnabel_quality.score
+        assert got[f"ME CAPTURE (K={k})"] == me.capture.score
+        assert got[f"IPR precision (K={k})"] == improved_precision_recall(R, C, k=k).precision
+    # PRD: the reference samples subsampled to the summary's size with the same seed.
+    pick = np.sort(np.random.default_rng(4).choice(len(R), len(C), replace=False))
+    assert got["PRD precision"] == prd(R[pick], C, num_clusters=5, num_runs=2, seed=4).f_beta_inv
+    assert list(got) == scorer.names and len(set(got.values())) > 3
+    # Deterministic, and the cached reference geometry gives the same numbers on a new call.
+    assert scorer(cand, refs) == got == WordSetMetrics(embed, ks=(5, 1, 3), prd_clusters=5,
+                                                      prd_runs=2, seed=4)(cand, refs)
+
+
+def test_word_set_metrics_reuse_the_reference_set_and_score_short_summaries_zero():
+    calls = []
+    base = _fake_embed()
+
+    def embed(texts):
+        calls.append(tuple(texts))
+        return base(texts)
+
+    refs = ["a b c d e f g h", "i j k l m n o p"]
+    scorer = WordSetMetrics(embed, ks=(1, 2), prd_clusters=3, prd_runs=1)
+    scorer(["a b c d"], refs)
+    scorer(["e f g h i"], refs)
+    assert calls.count(tuple(refs)) == 1  # the reference samples are embedded once
+    zero = scorer(["a b"], refs)  # 2 samples < min_samples = max(K_max + 1, clusters) = 3
+    assert set(zero.values()) == {0.0} and scorer.n_too_short == 1
+    assert scorer([""], refs)["PRD precision"] == 0.0 and scorer.n_too_short == 2
+
+
+def test_word_set_metrics_bad_input():
+    with pytest.raises(TypeError, match="embed must be a callable"):
+        WordSetMetrics("minilm")
+    with pytest.raises(ValueError, match="ks must be a non-empty sequence of positive ints"):
+        WordSetMetrics(_fake_embed(), ks=(0, 1))
+    with pytest.raises(ValueError, match="ks has repeated values"):
+        WordSetMetrics(_fake_embed(), ks=(1, 1))
+    with pytest.raises(ValueError, match="dtype must be 'float32' or 'float64'"):
+        WordSetMetrics(_fake_embed(), dtype="float16")
+    with pytest.raises(ValueError, match="the references give 2 samples; at least 20 are needed"):
+        WordSetMetrics(_fake_embed())(["a b c"], ["x y"])
+
+
+def test_pipeline_with_set_scores_reports_the_constant_topic(fabricated):
+    data, topics = fabricated
+    items = summary_items(topics)
+    scores = set_scores(items, lambda c, r: {"words": float(len(c[0].split()))})
+    table = summary_level_correlations(scores, items, methods=["kendall"], n_resamples=0)
+    row = table[table.human == "responsiveness"].iloc[0]
+    assert row.undefined == "D03" and row.n_topics == 2

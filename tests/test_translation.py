@@ -1,5 +1,7 @@
 """System- and segment-level meta-evaluation on WMT17 DA (real data) and its bad inputs."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -98,3 +100,96 @@ def test_bad_subset_and_short_metric_output():
         system_level_scores("de-en", {"bleu": _bleu}, subset=[5000])
     with pytest.raises(ValueError, match="returned 1 scores for 560 segments"):
         segment_level_scores("de-en", {"short": lambda h, r: [0.0]})
+
+
+@needs_wmt17
+def test_a_metric_family_gives_one_row_per_label_and_segments_can_be_subset():
+    subset = sentence_subset(len(load_wmt17("cs-en").references), 40)
+    family = system_level_scores("cs-en", {"n": lambda h, r: {"bleu": _bleu(h, r),
+                                                             "length": _length(h, r)}},
+                                 subset=subset)
+    single = system_level_scores("cs-en", {"n bleu": _bleu, "n length": _length}, subset=subset)
+    pd.testing.assert_frame_equal(family, single)
+    full = segment_level_scores("cs-en", {"len": _sentence_length})
+    part = segment_level_scores("cs-en", {"m": lambda h, r: {"len": _sentence_length(h, r)}},
+                                subset=[3, 1, 7])
+    assert part["sid"].tolist() == full["sid"].iloc[[3, 1, 7]].tolist()
+    assert part["score"].tolist() == full["score"].iloc[[3, 1, 7]].tolist()
+    assert part["metric"].unique().tolist() == ["m len"]
+    with pytest.raises(ValueError, match=r"subset must hold positions in \[0, 560\)"):
+        segment_level_scores("cs-en", {"len": _sentence_length}, subset=[560])
+    with pytest.raises(ValueError, match="metric 'e' returned an empty mapping"):
+        segment_level_scores("cs-en", {"e": lambda h, r: {}}, subset=[0])
+
+
+def _split_final_periods(tokens):
+    """Tokens as the files' tokenizer wrote them, where sacremoses' tokenizer differs.
+
+    It keeps "away." whole before a lower-case word (the files are lower-cased), and splits a
+    run of untranslated Chinese characters into single characters.
+    """
+    out = []
+    for tok in tokens:
+        if len(tok) > 1 and tok.endswith(".") and tok.strip("."):
+            out.extend([tok[:-1], "."])
+        else:
+            out.append(tok)
+    return re.sub(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])", "", " ".join(out)).split()
+
+
+@needs_wmt17
+@pytest.mark.parametrize("pair", ["cs-en", "de-en", "zh-en"])
+def test_detokenizer_round_trip(pair):
+    """Detokenized text re-tokenizes (sacremoses, escaping on) to the files' tokens."""
+    from sacremoses import MosesTokenizer
+
+    tokenize = MosesTokenizer("en").tokenize
+    raw, detok = load_wmt17(pair), load_wmt17(pair, detokenize=True)
+    system = sorted(raw.systems)[0]
+    lines = list(zip(raw.references + raw.systems[system], detok.references + detok.systems[system]))
+    same = np.mean([_split_final_periods(tokenize(d, escape=True)) == _split_final_periods(r.split())
+                    for r, d in lines])
+    assert same >= 0.98, f"{pair}: only {same:.3f} of the lines survive the round trip"
+    # And detokenizing is idempotent on text it produced itself.
+    from sacremoses import MosesDetokenizer
+    again = MosesDetokenizer("en").detokenize
+    for _, d in lines[:300]:
+        assert again(tokenize(d, escape=False)) == again(tokenize(again(tokenize(d, escape=False)), escape=False))
+
+
+def test_pipeline_on_a_tiny_fake_wmt17_layout(tmp_path, monkeypatch):
+    """Loader, system and segment tables and correlations on files written here."""
+    from markeval.datasets import _sources
+
+    folder = tmp_path / "wmt17"
+    for rel in _sources.WMT17.files:  # every file must exist for the folder to count
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text("x .\ny .\nz .\n", encoding="utf-8")
+    systems = _sources.WMT17_SYSTEMS["cs-en"]
+    (folder / _sources.wmt17_reference_file("cs-en")).write_text(
+        "the cat sat .\nit rained .\nwe won &apos;t go .\n", encoding="utf-8")
+    # System i repeats a word i times per line: its mean length grows with i.
+    for i, system in enumerate(systems):
+        lines = [" ".join(["word"] * (i + 1) + ["."]) for _ in range(3)]
+        (folder / _sources.wmt17_system_file("cs-en", system)).write_text(
+            "\n".join(lines) + "\n", encoding="utf-8")
+    human = [0.3, -0.1, 0.5, 0.2]
+    (folder / "DA-syslevel.csv").write_text(
+        "LP HUMAN SYSTEM\n" + "".join(f"cs-en {h} {s}\n" for h, s in zip(human, systems)))
+    seg_rows = [(systems[0], 1, 0.4), (systems[1], 2, -0.2), (systems[2], 3, 0.9)]
+    (folder / "DA-seglevel.csv").write_text(
+        "LP DATA SYSTEM SID HUMAN\n"
+        + "".join(f"cs-en newstest2017 {s} {sid} {h}\n" for s, sid, h in seg_rows))
+    monkeypatch.setenv("MARKEVAL_DATA", str(tmp_path))
+
+    data = load_wmt17("cs-en", detokenize=True)
+    assert data.references == ("the cat sat.", "it rained.", "we won't go.")
+    table = system_level_scores("cs-en", {"length": _length})
+    # System i writes i + 1 words; detokenized, the period joins the last one.
+    assert table["score"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    corr = correlations_by_pair(table, n_resamples=0).iloc[0]
+    assert corr.n == 4 and corr.value == pytest.approx(np.corrcoef([1, 2, 3, 4], human)[0, 1])
+    seg = segment_level_scores("cs-en", {"length": _sentence_length})
+    assert seg["score"].tolist() == [1.0, 2.0, 3.0] and seg["human"].tolist() == [0.4, -0.2, 0.9]
+    assert correlations_by_pair(seg, n_resamples=0).iloc[0].value == pytest.approx(
+        np.corrcoef([1, 2, 3], [0.4, -0.2, 0.9])[0, 1])

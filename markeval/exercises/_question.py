@@ -105,13 +105,13 @@ class Question:
     >>> ok = q.check(lambda xs: sum(xs) / len(xs))
     ✓ Mean: passed 3 cases
     >>> ok = q.check(lambda xs: max(xs))
-    ✗ Mean: case 1 of 3 failed — input: [8, 6, 5, 2]; your answer returned 8 (hint: q.hint())
+    ✗ Mean: case 1 of 3 failed — input: [8, 6, 5, 2]; your answer returned 8 (stuck? call .hint() on this question)
     >>> bool(ok)
     False
     >>> def starter(xs):
     ...     raise NotImplementedError("your code here")
     >>> ok = q.check(starter)
-    ✗ Mean: case 1 of 3 failed — input: [8, 6, 5, 2]; your answer raised NotImplementedError: your code here (hint: q.hint())
+    ✗ Mean: case 1 of 3 failed — input: [8, 6, 5, 2]; your answer raised NotImplementedError: your code here (stuck? call .hint() on this question)
     >>> q.hint()
     Hint 1/1: Add them up, then divide.
     >>> q.solution()
@@ -121,7 +121,7 @@ class Question:
 
     >>> v = Question("Two plus two", expected=4)
     >>> ok = v.check(5)
-    ✗ Two plus two: your answer 5 is not correct (no hints; see q.solution())
+    ✗ Two plus two: your answer 5 is not correct (no hints; call .solution() on this question)
     """
 
     def __init__(self, title: str, *, reference=None, cases=None, expected=None, hints=(),
@@ -164,7 +164,7 @@ class Question:
     # --- checking -----------------------------------------------------------------------
 
     def _pointer(self) -> str:
-        return "(hint: q.hint())" if self.hints else "(no hints; see q.solution())"
+        return "(stuck? call .hint() on this question)" if self.hints else "(no hints; call .solution() on this question)"
 
     def _cases(self) -> list[tuple]:
         raw = self.cases(np.random.default_rng(self.seed)) if callable(self.cases) else self.cases
@@ -227,7 +227,7 @@ class Question:
     def hint(self) -> None:
         """Print the next hint (after the last one, start again from the first)."""
         if not self.hints:
-            print(f"No hints for {self.title!r}; q.solution() shows the solution.")
+            print(f"No hints for {self.title!r}; call .solution() on this question.")
             return
         k = self._next_hint % len(self.hints)
         self._next_hint += 1

@@ -18,6 +18,10 @@ This module fixes each choice that procedure leaves open, in one place:
 * **Undefined topics.** A topic where every summary got the same human (or metric) score
   has no correlation; it is reported and left out of the average
   (:func:`markeval.experiments.human_correlation.grouped_correlation`).
+* **Set metrics.** PRD, IPR and Mark-Evaluate compare a *set* of samples with a set: a
+  summary's word-level samples (one per word piece per layer) against the samples of all its
+  references together (:func:`set_scores`, :class:`WordSetMetrics`), not reference by
+  reference.
 
 Nothing here prints or returns summary text beyond the items it is given.
 """
@@ -30,11 +34,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from markeval import geometry
+from markeval.distribution.prd import prd
 from markeval.experiments.human_correlation import grouped_correlation
+from markeval.population import mark_evaluate as _me
 from markeval.stats import METHODS
 
-__all__ = ["HUMAN_SCORES", "SummaryItem", "pairwise_scores", "summary_items",
-           "summary_level_correlations"]
+__all__ = ["HUMAN_SCORES", "SummaryItem", "WordSetMetrics", "pairwise_scores", "set_scores",
+           "summary_items", "summary_level_correlations"]
 
 #: The human judgements TAC provides for every summary.
 HUMAN_SCORES = ("pyr_score", "responsiveness")
@@ -165,6 +172,218 @@ def pairwise_scores(items: Sequence[SummaryItem],
         out[i] = combine(flat[start:start + len(item.references)])
         start += len(item.references)
     return out
+
+
+def set_scores(items: Sequence[SummaryItem],
+               metric: Callable[[list[str], list[str]], float | Mapping[str, float]]
+               ) -> np.ndarray | dict[str, np.ndarray]:
+    """Score each summary against the *set* of its references (one call per summary).
+
+    :func:`pairwise_scores` scores a summary against each reference on its own; a set metric
+    (PRD, IPR, Mark-Evaluate) instead compares the summary's samples with the samples of all
+    its references pooled. A human summary's references are the other three (the jackknife of
+    :func:`summary_items`), so it is never compared with itself.
+
+    Parameters
+    ----------
+    items : sequence of SummaryItem
+    metric : callable
+        ``metric(candidate_texts, reference_texts)`` with ``candidate_texts = [item.text]`` and
+        ``reference_texts = list(item.references)``; returns a float, or a mapping of score
+        name to float (several scores from one computation). Every item must give the same
+        names. Items come in order, so a metric can reuse work across the summaries of one
+        topic (same references), as :class:`WordSetMetrics` does.
+
+    Returns
+    -------
+    numpy.ndarray or dict of str to numpy.ndarray
+        float64, one score per item; a dict when ``metric`` returns mappings.
+
+    Examples
+    --------
+    >>> items = [SummaryItem("t", "1", False, "a b c", ("a b", "x y"), 0.5, 3.0),
+    ...          SummaryItem("t", "2", False, "x", ("a b", "x y"), 0.2, 2.0)]
+    >>> def coverage(cand, refs):  # share of the references' words the summary uses
+    ...     words = set(" ".join(refs).split())
+    ...     return len(words & set(cand[0].split())) / len(words)
+    >>> set_scores(items, coverage).tolist()
+    [0.5, 0.25]
+    >>> both = set_scores(items, lambda c, r: {"len": len(c[0].split()), "refs": len(r)})
+    >>> {name: v.tolist() for name, v in both.items()}
+    {'len': [3.0, 1.0], 'refs': [2.0, 2.0]}
+    """
+    if not callable(metric):
+        raise TypeError(f"metric must be a callable (candidate_texts, reference_texts) -> float "
+                        f"or mapping, got {type(metric).__name__}")
+    if len(items) == 0:
+        raise ValueError("no summaries to score")
+    names: tuple[str, ...] | None = None
+    rows = []
+    for index, item in enumerate(items):
+        if not item.references:
+            raise ValueError(f"summary {item.summ_id!r} of topic {item.topic!r} has no references")
+        value = metric([item.text], list(item.references))
+        if isinstance(value, Mapping):
+            got = tuple(value)
+            if not got:
+                raise ValueError(f"metric returned an empty mapping for item {index}")
+        elif (isinstance(value, (int, float, np.integer, np.floating))
+              and not isinstance(value, bool)):
+            got, value = (), {(): value}  # one unnamed score
+        else:
+            raise TypeError(f"metric must return a float or a mapping name -> float, got "
+                            f"{type(value).__name__} for item {index}")
+        if names is None:
+            names = got
+        elif got != names:
+            raise ValueError(f"metric returned the scores {list(got)} for item {index} but "
+                             f"{list(names)} for item 0: every summary needs the same names")
+        row = np.array([float(v) for v in value.values()])
+        bad = np.flatnonzero(~np.isfinite(row))
+        if bad.size:
+            label = repr(list(value)[bad[0]]) if names else "score"
+            raise ValueError(f"metric returned a non-finite {label} {row[bad[0]]} for summary "
+                             f"{item.summ_id!r} of topic {item.topic!r} (item {index})")
+        rows.append(row)
+    table = np.vstack(rows)
+    if names == ():
+        return table[:, 0].copy()
+    return {name: table[:, j].copy() for j, name in enumerate(names)}
+
+
+class WordSetMetrics:
+    """PRD precision, IPR precision and Mark-Evaluate of one summary against its references.
+
+    A callable for :func:`set_scores`. The summary's samples and the references' samples come
+    from ``embed`` (word level: :func:`markeval.population.mark_evaluate.word_samples`, one
+    sample per word piece per layer); the reference set is all the given references' samples
+    pooled. For every ``K`` in ``ks`` it returns, from one geometry per ``K`` (the balls of
+    both sets and who lies in whose ball):
+
+    * ``"ME Petersen (K=k)"``, ``"ME Schnabel quality (K=k)"``, ``"ME CAPTURE (K=k)"`` —
+      exactly :func:`markeval.population.mark_evaluate.mark_evaluate` ``(reference, summary,
+      k)`` (quality = ME_Schnabel(S_r, S_e));
+    * ``"IPR precision (K=k)"`` — exactly
+      :func:`markeval.distribution.ipr.improved_precision_recall` ``(reference, summary, k)``:
+      the share of the summary's samples inside some reference ball;
+
+    and ``"PRD precision"`` (``F_{1/8}`` of :func:`markeval.distribution.prd.prd`). PRD
+    clusters the union of the two sets, so the larger (the references, about four times the
+    summary) is subsampled without replacement to the size of the smaller, with ``seed``.
+
+    Work is shared: the reference set's samples and its balls (computed once at the largest
+    ``K``; the balls at a smaller ``K`` are their first neighbours) are kept for the next
+    call with the same references, i.e. for all the system summaries of a topic.
+
+    A summary with fewer than ``min_samples`` samples (an empty summary has none) gets 0 on
+    every score: it is the worst possible summary, and the metrics are undefined on it
+    (k-NN balls need ``K + 1`` points, the clustering ``num_clusters``).
+    :attr:`n_too_short` counts them.
+
+    Parameters
+    ----------
+    embed : callable
+        ``embed(texts) -> array (n_samples, dim)``.
+    ks : sequence of int, default (1, 2, 3, 5)
+    prd_clusters : int, default 20
+    prd_runs : int, default 2
+        Clusterings averaged per PRD curve.
+    seed : int, default 0
+    dtype : {"float32", "float64"}, default "float32"
+        Arithmetic of the distance blocks; the k-NN and membership decisions are exact either
+        way (:mod:`markeval.geometry`), float32 is faster.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> vectors = {w: rng.normal(size=4) for w in "abcdefghij"}
+    >>> embed = lambda texts: np.array([vectors[w] for t in texts for w in t.split()])
+    >>> scorer = WordSetMetrics(embed, ks=(1, 2), prd_clusters=3, prd_runs=1)
+    >>> s = scorer(["a b c d"], ["a b c e f", "g h i j a"])
+    >>> sorted(s)  # doctest: +NORMALIZE_WHITESPACE
+    ['IPR precision (K=1)', 'IPR precision (K=2)', 'ME CAPTURE (K=1)', 'ME CAPTURE (K=2)',
+     'ME Petersen (K=1)', 'ME Petersen (K=2)', 'ME Schnabel quality (K=1)',
+     'ME Schnabel quality (K=2)', 'PRD precision']
+    >>> s["IPR precision (K=1)"]  # a, b, c are reference samples; d lies in no reference ball
+    0.75
+    >>> scorer([""], ["a b c e f", "g h i j a"])["ME Petersen (K=1)"]  # empty summary
+    0.0
+    """
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], *,
+                 ks: Sequence[int] = (1, 2, 3, 5), prd_clusters: int = 20, prd_runs: int = 2,
+                 seed: int = 0, dtype: str = "float32"):
+        if not callable(embed):
+            raise TypeError(f"embed must be a callable texts -> array, got {type(embed).__name__}")
+        ks = tuple(ks)
+        if not ks or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1
+                         for k in ks):
+            raise ValueError(f"ks must be a non-empty sequence of positive ints, got {ks!r}")
+        if len(set(ks)) != len(ks):
+            raise ValueError(f"ks has repeated values: {ks!r}")
+        if dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+        self.embed, self.ks = embed, tuple(int(k) for k in sorted(ks))
+        self.prd_clusters, self.prd_runs, self.seed, self.dtype = (
+            int(prd_clusters), int(prd_runs), int(seed), dtype)
+        self.min_samples = max(max(self.ks) + 1, self.prd_clusters)
+        self.n_too_short = 0
+        self._reference: tuple | None = None  # (texts, samples, balls at max K)
+
+    @property
+    def names(self) -> list[str]:
+        """The score names, in the order of each returned mapping."""
+        out = ["PRD precision"]
+        for k in self.ks:
+            out += [f"IPR precision (K={k})", f"ME Petersen (K={k})",
+                    f"ME Schnabel quality (K={k})", f"ME CAPTURE (K={k})"]
+        return out
+
+    def _reference_geometry(self, reference_texts: list[str]):
+        key = tuple(reference_texts)
+        if self._reference is None or self._reference[0] != key:
+            samples = np.asarray(self.embed(list(reference_texts)), dtype=np.float64)
+            if samples.ndim != 2 or len(samples) < self.min_samples:
+                raise ValueError(f"the references give {len(samples)} samples; at least "
+                                 f"{self.min_samples} are needed (max K + 1 and the PRD clusters)")
+            balls = geometry.knn_balls(samples, max(self.ks), dtype=self.dtype,
+                                       name="reference samples")
+            self._reference = (key, samples, balls)
+        return self._reference[1], self._reference[2]
+
+    def __call__(self, candidate_texts: list[str], reference_texts: list[str]) -> dict[str, float]:
+        ref, ref_balls = self._reference_geometry(reference_texts)
+        cand = np.asarray(self.embed(list(candidate_texts)), dtype=np.float64)
+        if cand.ndim != 2 or len(cand) < self.min_samples:
+            self.n_too_short += 1
+            return dict.fromkeys(self.names, 0.0)
+        out = {}
+        rng = np.random.default_rng(self.seed)
+        n = min(len(ref), len(cand))
+        sub_ref = ref[np.sort(rng.choice(len(ref), n, replace=False))] if len(ref) > n else ref
+        sub_cand = cand[np.sort(rng.choice(len(cand), n, replace=False))] if len(cand) > n else cand
+        out["PRD precision"] = prd(sub_ref, sub_cand, num_clusters=self.prd_clusters,
+                                   num_runs=self.prd_runs, seed=self.seed).f_beta_inv
+        cand_balls = geometry.knn_balls(cand, max(self.ks), dtype=self.dtype,
+                                        name="summary samples")
+        for k in self.ks:
+            a, b = _prefix(ref_balls, k), _prefix(cand_balls, k)
+            s_in_prime, prime_in_s = geometry.mutual_membership(a, b, dtype=self.dtype)
+            # The estimators of markeval.population.mark_evaluate on this geometry: S = the
+            # references, S' = the summary, as in mark_evaluate(reference, candidate, k).
+            g = _me._Geometry(len(ref), len(cand), k, a, b, s_in_prime, prime_in_s, {})
+            out[f"IPR precision (K={k})"] = float(prime_in_s.inside_any.mean())
+            out[f"ME Petersen (K={k})"] = _me._petersen(g).score
+            out[f"ME Schnabel quality (K={k})"] = _me._schnabel(g).score
+            out[f"ME CAPTURE (K={k})"] = _me._capture(g).score
+        return {name: float(out[name]) for name in self.names}
+
+
+def _prefix(balls: geometry.KNNBalls, k: int) -> geometry.KNNBalls:
+    """The balls at ``k`` from balls at a larger K: each point's ``k`` nearest neighbours."""
+    if k == balls.k:
+        return balls
+    return geometry.KNNBalls(balls.points, k, balls.indices[:, :k], balls.sq_distances[:, :k])
 
 
 def summary_level_correlations(scores: Mapping[str, Sequence[float]],

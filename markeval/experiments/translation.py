@@ -11,7 +11,10 @@
 Metrics enter as plain callables over texts, so lexical, embedding and set-level metrics (FID,
 PRD, Mark-Evaluate on a system's sentences against the references) fit the same tables:
 ``corpus_metric(hypotheses, references) -> float`` for a system,
-``sentence_metric(hypotheses, references) -> scores`` for segments.
+``sentence_metric(hypotheses, references) -> scores`` for segments. A callable that computes
+several scores at once (BERTScore's P, R and F; the four Mark-Evaluate scores of one geometry)
+returns a mapping ``{label: value}`` instead, and each entry becomes the metric
+``"<name> <label>"``.
 """
 
 from __future__ import annotations
@@ -62,6 +65,15 @@ def sentence_subset(n_sentences: int, size: int | None, *, seed: int = 0) -> np.
     return np.sort(np.random.default_rng(seed).choice(n_sentences, size=size, replace=False))
 
 
+def _expand(name: str, value) -> list[tuple[str, object]]:
+    """One metric's result as (metric name, value) rows: a mapping gives one row per label."""
+    if isinstance(value, Mapping):
+        if not value:
+            raise ValueError(f"metric {name!r} returned an empty mapping")
+        return [(f"{name} {label}", v) for label, v in value.items()]
+    return [(name, value)]
+
+
 def _check_metrics(metrics: Mapping[str, Callable]) -> None:
     if not isinstance(metrics, Mapping) or not metrics:
         raise TypeError("metrics must be a non-empty mapping of name -> callable")
@@ -80,7 +92,8 @@ def system_level_scores(pair: str, metrics: Mapping[str, Callable[[list[str], li
     pair : str
         E.g. ``'de-en'``.
     metrics : mapping of str to callable
-        ``metric(hypotheses, references) -> float`` for one system's output.
+        ``metric(hypotheses, references) -> float`` for one system's output, or a mapping
+        ``{label: float}`` for several scores from one computation (metric ``"name label"``).
     subset : sequence of int, optional
         0-based sentence indices to score (the same for every system), e.g. from
         :func:`sentence_subset`; default all sentences.
@@ -111,12 +124,14 @@ def system_level_scores(pair: str, metrics: Mapping[str, Callable[[list[str], li
         outputs = data.systems[match[system]]
         hypotheses = [outputs[i] for i in rows_idx]
         for name, fn in metrics.items():
-            rows.append((pair, system, name, float(fn(hypotheses, references)), float(score)))
+            for metric, value in _expand(name, fn(hypotheses, references)):
+                rows.append((pair, system, metric, float(value), float(score)))
     return pd.DataFrame(rows, columns=["pair", "system", "metric", "score", "human"])
 
 
 def segment_level_scores(pair: str, metrics: Mapping[str, Callable[[list[str], list[str]],
                                                                    Sequence[float]]], *,
+                         subset: Sequence[int] | None = None,
                          detokenize: bool = True) -> pd.DataFrame:
     """Score each DA-judged segment of one WMT17 pair with each sentence metric.
 
@@ -125,7 +140,11 @@ def segment_level_scores(pair: str, metrics: Mapping[str, Callable[[list[str], l
     pair : str
     metrics : mapping of str to callable
         ``metric(hypotheses, references) -> scores``, one score per segment (called once with
-        all segments, so it can batch).
+        all segments, so it can batch), or a mapping ``{label: scores}`` (metric
+        ``"name label"``).
+    subset : sequence of int, optional
+        0-based positions of the judged segments to score (e.g. ``sentence_subset(560, 150)``);
+        default all.
     detokenize : bool, default True
 
     Returns
@@ -136,15 +155,23 @@ def segment_level_scores(pair: str, metrics: Mapping[str, Callable[[list[str], l
     """
     _check_metrics(metrics)
     seg = wmt17_da_segments(pair, with_text=True, detokenize=detokenize)
+    if subset is not None:
+        idx = np.asarray(subset, int)
+        if idx.size == 0 or idx.min() < 0 or idx.max() >= len(seg):
+            raise ValueError(f"subset must hold positions in [0, {len(seg)}), got {idx.size} "
+                             "positions")
+        seg = seg.iloc[idx].reset_index(drop=True)
     hyps, refs = seg["hypothesis"].tolist(), seg["reference"].tolist()
     frames = []
     for name, fn in metrics.items():
-        scores = np.asarray(fn(hyps, refs), dtype=np.float64)
-        if scores.shape != (len(seg),):
-            raise ValueError(f"metric {name!r} returned {scores.size} scores for {len(seg)} "
-                             "segments: it must return one per segment")
-        frames.append(pd.DataFrame({"pair": pair, "sid": seg["sid"], "system": seg["system"],
-                                    "metric": name, "score": scores, "human": seg["score"]}))
+        for metric, values in _expand(name, fn(hyps, refs)):
+            scores = np.asarray(values, dtype=np.float64)
+            if scores.shape != (len(seg),):
+                raise ValueError(f"metric {metric!r} returned {scores.size} scores for "
+                                 f"{len(seg)} segments: it must return one per segment")
+            frames.append(pd.DataFrame({"pair": pair, "sid": seg["sid"], "system": seg["system"],
+                                        "metric": metric, "score": scores,
+                                        "human": seg["score"]}))
     return pd.concat(frames, ignore_index=True)
 
 

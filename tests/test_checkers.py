@@ -433,6 +433,29 @@ def _partial_tau(values, chains, ties="zero", flip=False):
 # embedding and set metrics against people (chapters 16, 17) ------------------
 
 
+def _williams(r12=0.95, r13=0.90, r23=0.97, n=10, two=2):
+    det = 1 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2 * r12 * r13 * r23
+    rbar = (r12 + r13) / 2
+    return (r12 - r13) * math.sqrt((n - 1) * (1 + r23)
+                                   / (two * (n - 1) / (n - 3) * det + rbar ** 2 * (1 - r23) ** 3))
+
+
+def _subset_r(pair, size, seed, detokenize=True, coefficient="pearson"):
+    from scipy import stats
+
+    from markeval import bleu
+    from markeval.datasets import load_wmt17, wmt17_da_systems
+    from markeval.experiments.translation import sentence_subset
+
+    data = load_wmt17(pair, detokenize=detokenize)
+    idx = sentence_subset(len(data.references), size, seed=seed)
+    refs = [data.references[i] for i in idx]
+    da = wmt17_da_systems(pair)
+    scores = [bleu([data.systems[s][i] for i in idx], refs).score for s in da.system]
+    corr = stats.pearsonr if coefficient == "pearson" else stats.spearmanr
+    return float(corr(scores, da.score).statistic)
+
+
 def _max_r(n, rho, rho_k, n_k, seed, statistic=max, shared=True):
     rng = np.random.default_rng(seed + 1000)  # another random stream than the reference's
     values = []
@@ -684,6 +707,16 @@ REGISTRY: dict[str, Entry] = {
         right=_partial_tau,
         wrong={"ties count as discordant": lambda v, c: _partial_tau(v, c, ties="discordant"),
                "orientation reversed": lambda v, c: _partial_tau(v, c, flip=True)}),
+    # 13 MT, lexical metrics
+    "mt_correlation.williams": Entry(
+        right=round(_williams(), 3),
+        wrong={"factor 2 dropped": round(_williams(two=1), 3),
+               "r12 and r13 swapped": round(-_williams(), 3)}),
+    "mt_correlation.subset_r": Entry(
+        right=_subset_r,
+        wrong={"tokenized files": lambda p, n, s: _subset_r(p, n, s, detokenize=False),
+               "Spearman instead of Pearson": lambda p, n, s: _subset_r(p, n, s, coefficient="spearman")},
+        marks=(needs_wmt17,)),
     # 16 MT, embedding and set metrics
     "mt_embedding_correlation.best_k": Entry(
         right=_max_r,

@@ -841,10 +841,14 @@ class MemoEncoder(Encoder):
         Memory per text is ``4 * dim * len(memo_layers)`` bytes per word piece (7.5 KiB per
         piece for the last five layers of all-MiniLM-L6-v2, ≈ 0.2 MiB for a 25-piece
         sentence).
+    cache_dir : pathlib.Path or None
+        Where the vectors of each batch of new texts are also written (see
+        :func:`token_embeddings`), so that the same study run again reads them from disk.
     """
 
     memo_layers: tuple[int, ...] = ()
     capacity: int | None = None
+    cache_dir: Path | None = None
     _memo: OrderedDict = field(default_factory=OrderedDict)
 
     def __repr__(self) -> str:
@@ -871,7 +875,7 @@ class MemoEncoder(Encoder):
         if missing:
             found.update(zip(missing, token_embeddings(
                 missing, self._plain(), layers=self.memo_layers, batch_size=batch_size,
-                progress=progress, cache_dir=cache_dir)))
+                progress=progress, cache_dir=self.cache_dir if cache_dir is None else cache_dir)))
         for text, item in found.items():
             self._memo[text] = item
             self._memo.move_to_end(text)
@@ -888,8 +892,8 @@ class MemoEncoder(Encoder):
         return [picked[t] for t in texts]
 
 
-def memoize(model=None, *, layers=None, capacity: int | None = None, device=None
-            ) -> MemoEncoder:
+def memoize(model=None, *, layers=None, capacity: int | None = None, cache_dir=None,
+            device=None) -> MemoEncoder:
     """Wrap an encoder so that every text is run through it once, whatever metric asks.
 
     Meta-evaluation scores the same system outputs and references with BERTScore (one
@@ -908,6 +912,11 @@ def memoize(model=None, *, layers=None, capacity: int | None = None, device=None
     capacity : int, optional
         Keep at most this many texts, forgetting the least recently used (the references of a
         study stay while each system's outputs pass through). Default: no limit.
+    cache_dir : str or os.PathLike, optional
+        Also keep on disk the vectors of every batch of texts the memo has not seen, keyed as
+        in :func:`token_embeddings` (model content, layers, texts): a second run of the same
+        study reads them instead of encoding. A cache entry matches only the same batch of
+        texts in the same order, which a deterministic study reproduces. Default: memory only.
     device : str, optional
 
     Returns
@@ -930,4 +939,5 @@ def memoize(model=None, *, layers=None, capacity: int | None = None, device=None
         raise ValueError(f"capacity must be a positive int or None, got {capacity!r}")
     kept = _resolve_layers(layers, encoder.num_layers)
     return MemoEncoder(**{f.name: getattr(encoder, f.name) for f in fields(Encoder)},
-                       memo_layers=kept, capacity=None if capacity is None else int(capacity))
+                       memo_layers=kept, capacity=None if capacity is None else int(capacity),
+                       cache_dir=None if cache_dir is None else Path(cache_dir))

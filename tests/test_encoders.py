@@ -403,6 +403,21 @@ def test_memo_serves_every_metric_from_one_pass(enc, bbc_sentences, monkeypatch)
         np.testing.assert_allclose(got[key], want[key], atol=ATOL, err_msg=key)
 
 
+def test_memo_cache_dir_lets_a_rerun_skip_the_model(enc, bbc_sentences, tmp_path, monkeypatch):
+    from markeval.encoders import memoize
+
+    texts = bbc_sentences[:4]
+    first = token_embeddings(texts, memoize(enc, layers=[-2, -1], cache_dir=tmp_path),
+                             layers=[-1], progress=False)
+    assert list(tmp_path.glob("tokens-*.npz")), "the memo's misses are written to cache_dir"
+    monkeypatch.setattr(encoders, "_forward", lambda *a: pytest.fail("the model ran again"))
+    again = token_embeddings(texts, memoize(enc, layers=[-2, -1], cache_dir=tmp_path),
+                             layers=[-1], progress=False)
+    for a, b in zip(first, again):
+        assert a.tokens == b.tokens
+        np.testing.assert_array_equal(a.vectors, b.vectors)
+
+
 def test_memo_layers_merge_and_capacity(enc, bbc_sentences):
     from markeval.encoders import memoize
 

@@ -7,6 +7,7 @@ argument and the offending value, so that bad input never surfaces as a silent
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,6 +16,121 @@ import numpy as np
 def _describe(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` if it is a real bool (``True``/``False``).
+
+    Truthiness is not enough: ``lowercase="no"`` is a non-empty string, hence true, and would
+    silently switch the option on.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}: {_describe(value)}")
+    return bool(value)
+
+
+def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None,
+              why: str = "") -> int:
+    """Return ``value`` as an ``int`` if it is an integer (not a bool, float or string) in bounds.
+
+    ``why`` replaces the default range message, to say what the bound is for.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}: {_describe(value)}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        bound = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f">= {minimum}")
+        raise ValueError(f"{why or f'{name} must be {bound}'}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{why or f'{name} must be <= {maximum}'}, got {value}")
+    return value
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """The library's one seed rule: a non-negative ``int``.
+
+    ``None`` is refused rather than read as "fresh entropy": every random choice in markeval
+    (bootstrap resamples, k-means, sampled sentences) must be reproducible from its signature.
+    """
+    if seed is None:
+        raise TypeError(
+            f"{name} must be a non-negative int, got None: results must be reproducible, so "
+            "pass a fixed seed (e.g. 0)"
+        )
+    return check_int(seed, name, minimum=0)
+
+
+def check_number(value, name: str, *, minimum: float | None = None,
+                 maximum: float | None = None) -> float:
+    """Return a finite real number (not a bool or a numeric string) as a ``float``, in bounds."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}: {_describe(value)}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def _refuse_non_real(arr: np.ndarray, name: str) -> None:
+    """Raise ``TypeError`` naming the first item of ``arr`` that is not a real number.
+
+    numpy would parse ``"0.5"`` into 0.5 and drop the imaginary part of a complex value with
+    only a warning; both are bugs to fix where the data was read, not to guess at.
+    """
+    if arr.dtype.kind not in "OUSc":
+        return
+    for i, item in enumerate(arr.ravel()):
+        item = item.item() if isinstance(item, np.generic) else item
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Real):
+            where = ", ".join(str(int(j)) for j in np.unravel_index(i, arr.shape))
+            raise TypeError(
+                f"{name}[{where}] must be a real number, got {type(item).__name__}: "
+                f"{_describe(item)}"
+            )
+
+
+def check_numbers(values, name: str) -> np.ndarray:
+    """Return a flat sequence of real numbers as a float64 array (finiteness is left to callers).
+
+    Strings are refused even when they look like numbers (numpy would parse ``"0.5"``): a
+    column read from a file as text is a bug to fix at the source, not to guess at.
+    """
+    if values is None or isinstance(values, (str, bytes)):
+        raise TypeError(
+            f"{name} must be a sequence of numbers, got {type(values).__name__}: {_describe(values)}"
+        )
+    try:
+        arr = np.asarray(values)
+    except ValueError as err:  # ragged nesting
+        raise ValueError(f"{name} must be a flat sequence of numbers: {err}") from None
+    _refuse_non_real(arr, name)
+    if arr.dtype.kind == "b":
+        raise TypeError(f"{name} must be a sequence of numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a flat sequence of numbers, got shape {arr.shape}")
+    return arr
+
+
+def check_list(values, name: str, what: str, hint: str = "") -> list:
+    """Return ``values`` as a list; refuse ``None``, non-iterables and a bare string.
+
+    A bare string is iterable, so without this check ``"a b"`` would be read as the
+    characters ``a``, `` ``, ``b``. ``what`` says what was expected, e.g. "a list of strings";
+    ``hint`` how to fix it.
+    """
+    hint = f"; {hint}" if hint else ""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be {what}, not a single str: {_describe(values)}{hint}")
+    if values is None or not hasattr(values, "__iter__"):
+        raise TypeError(
+            f"{name} must be {what}, got {type(values).__name__}: {_describe(values)}{hint}"
+        )
+    return list(values)
 
 
 def check_string(value, name: str) -> str:
@@ -30,11 +146,7 @@ def check_strings(values, name: str, *, allow_empty_list: bool = False) -> list[
     Rejects a bare string (a common slip: ``bleu("a b", ...)`` would iterate over
     characters), non-sequences, non-string items and, unless allowed, empty lists.
     """
-    if isinstance(values, str):
-        raise TypeError(f"{name} must be a list of strings, not a single str: {_describe(values)}")
-    if not isinstance(values, Sequence) and not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a list of strings, got {type(values).__name__}")
-    values = list(values)
+    values = check_list(values, name, "a list of strings")
     if not values and not allow_empty_list:
         raise ValueError(f"{name} is empty: at least one string is needed")
     for i, item in enumerate(values):
@@ -51,10 +163,14 @@ def check_references(hypotheses: Sequence[str], references, name: str = "referen
     The layout is ``references[i]`` = the reference string, or list of reference
     strings, for ``hypotheses[i]``. sacrebleu's transposed layout (one list per
     reference *stream*) is rejected with a message that says how to transpose.
+
+    The transposed layout is only detectable when the number of reference streams differs
+    from the number of hypotheses. With as many streams as hypotheses (2 streams of 2
+    sentences for 2 hypotheses) both layouts are valid, and the list is read as
+    ``references[i]`` for ``hypotheses[i]``: transpose sacrebleu-style input yourself,
+    ``list(zip(*streams))``.
     """
-    if isinstance(references, str):
-        raise TypeError(f"{name} must be a list (one entry per hypothesis), not a single str")
-    references = list(references)
+    references = check_list(references, name, "a list (one entry per hypothesis)")
     n = len(hypotheses)
     if len(references) != n:
         hint = ""
@@ -99,11 +215,13 @@ def check_same_length(a, b, name_a: str, name_b: str) -> None:
 
 def check_embeddings(x, name: str, *, min_rows: int = 1, dtype=np.float64) -> np.ndarray:
     """Return ``x`` as a finite 2-D float array with at least ``min_rows`` rows."""
-    if isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} must be a 2-D array of embeddings, got a string")
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be a 2-D array of embeddings, got {type(x).__name__}")
     try:
-        arr = np.asarray(x, dtype=dtype)
-    except (TypeError, ValueError) as err:
+        arr = np.asarray(x)
+        _refuse_non_real(arr, name)
+        arr = arr.astype(dtype, copy=False)
+    except ValueError as err:  # ragged rows
         raise TypeError(f"{name} must be a 2-D numeric array: {err}") from None
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, dim), got shape {arr.shape}")
@@ -146,11 +264,19 @@ def check_k(k, n: int, name: str = "k", set_name: str = "the set") -> int:
 
 
 def check_probability(value, name: str) -> float:
-    """Validate a scalar in [0, 1]."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number in [0, 1], got {_describe(value)}") from None
+    """Validate a scalar in [0, 1] (a number, not a numeric string)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in [0, 1], got {_describe(value)}")
+    v = float(value)
     if not 0.0 <= v <= 1.0:
         raise ValueError(f"{name} must be in [0, 1], got {v}")
     return v
+
+
+def check_confidence(value, name: str = "confidence") -> float:
+    """Validate the coverage of a confidence interval: a number strictly between 0 and 1."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in (0, 1), got {_describe(value)}")
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be strictly between 0 and 1, got {value}")
+    return float(value)

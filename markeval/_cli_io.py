@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -65,14 +66,64 @@ def read_aligned(hyp_path: str, ref_paths: list[str]) -> tuple[list[str], list[l
     return hypotheses, [list(refs) for refs in zip(*streams)]
 
 
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
 def read_npy(path: str) -> np.ndarray:
-    """A 2-D array from a ``.npy`` file; CLIError if missing or not a plain array file."""
+    """A 2-D numeric array from a ``.npy`` file; CLIError naming the file on any problem.
+
+    The first bytes tell a ``.npy`` file from a ``.npz`` archive or a text file, so the message
+    says what the file is instead of numpy's advice about pickles or string conversion.
+    """
     try:
-        return np.load(path, allow_pickle=False)
+        with open(path, "rb") as f:
+            magic = f.read(len(_NPY_MAGIC))
     except FileNotFoundError:
         raise CLIError(f"{path}: no such file") from None
-    except (ValueError, OSError, EOFError) as err:
-        raise CLIError(f"{path}: not a .npy array file ({err})") from None
+    except IsADirectoryError:
+        raise CLIError(f"{path}: is a directory, not a file") from None
+    except OSError as err:
+        raise CLIError(f"{path}: cannot read ({err.strerror})") from None
+    if magic.startswith(_ZIP_MAGIC):
+        raise CLIError(f"{path}: a .npz archive of several arrays; --embeddings takes one array "
+                       "per file, saved with numpy.save (e.g. numpy.save('ref.npy', "
+                       "numpy.load(path)['name']))")
+    if magic != _NPY_MAGIC:
+        raise CLIError(f"{path}: not a .npy file (no numpy header: text or another format?); "
+                       "save the embeddings with numpy.save, one row per sentence")
+    try:
+        array = np.load(path, allow_pickle=False)
+    except ValueError:  # allow_pickle=False refused an array of Python objects
+        raise CLIError(f"{path}: holds Python objects, not numbers; save a numeric 2-D "
+                       "array (sentences x dimensions)") from None
+    except (OSError, EOFError) as err:
+        raise CLIError(f"{path}: damaged .npy file ({err})") from None
+    if array.ndim != 2 or array.dtype.kind not in "iuf":
+        raise CLIError(f"{path}: holds a {array.dtype} array of shape {array.shape}; a numeric "
+                       "2-D array (one row per sentence) is needed")
+    return array
+
+
+_POSITION = re.compile(r"\b(references|hypotheses)\[(\d+)\](?:\[(\d+)\])?")
+
+
+def name_lines(message: str, hyp_path: str, ref_paths: list[str]) -> str:
+    """Turn the list positions in a library message into files and lines.
+
+    The metrics name bad items by position (``references[3][1]``: hypothesis 3's second
+    reference); on the command line that is line 4 of the second ``--ref`` file.
+    """
+
+    def place(match: re.Match) -> str:
+        line = int(match.group(2)) + 1
+        if match.group(1) == "hypotheses":
+            return f"{_label(hyp_path)} line {line}"
+        if match.group(3) is None:
+            return f"line {line} of the reference files"
+        return f"{_label(ref_paths[int(match.group(3))])} line {line}"
+
+    return _POSITION.sub(place, message)
 
 
 def _fmt(x) -> str:

@@ -18,7 +18,8 @@ import warnings
 from pathlib import Path
 
 from markeval import __version__
-from markeval._cli_io import format_corpus, format_sentences, read_aligned, read_lines, read_npy
+from markeval._cli_io import (format_corpus, format_sentences, name_lines, read_aligned, read_lines,
+                              read_npy)
 from markeval._cli_registry import NOT_SCORED, CLIError, Row, available, get_metric, parse_options
 
 __all__ = ["main"]
@@ -60,7 +61,16 @@ def _score(args) -> str:
     rows: list[Row] = []
     for metric in metrics:
         score = metric.sentence_rows if args.sentence else metric.corpus_rows
-        rows += score(hypotheses, references, options[metric.name], progress)
+        # Library messages name list positions (references[1][0]); say file and line instead.
+        with warnings.catch_warnings(record=True) as caught:
+            try:
+                rows += score(hypotheses, references, options[metric.name], progress)
+            except (ValueError, TypeError) as err:
+                message = name_lines(" ".join(str(err).split()), args.hyp, args.ref)
+                raise CLIError(f"{metric.name}: {message}") from None
+        for warning in caught:
+            message = name_lines(str(warning.message), args.hyp, args.ref)
+            print(f"markeval: warning: {metric.name}: {message}", file=sys.stderr)
     meta = {"hyp": args.hyp, "refs": args.ref, "lines": len(hypotheses),
             "level": "sentence" if args.sentence else "corpus"}
     return (format_sentences if args.sentence else format_corpus)(rows, args.fmt, meta)
@@ -128,7 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("score", help="score a system output against references",
                        description="Score hypotheses (one per line) against line-aligned "
-                                   "reference files. '-' reads stdin.")
+                                   "reference files. '-' reads stdin. Each --ref file is one "
+                                   "reference stream (sacrebleu's layout), and line i of every "
+                                   "file goes with line i of --hyp. In Python the layout is the "
+                                   "other way round, references[i] = the references of "
+                                   "hypothesis i; a stream list passed there is refused when "
+                                   "its length differs from the number of hypotheses, and "
+                                   "cannot be detected when it is the same (say 2 streams for "
+                                   "2 hypotheses).")
     p.add_argument("--metric", "-m", action="append", required=True,
                    help="metric name (repeat for several; see `markeval list`)")
     p.add_argument("--hyp", required=True, help="hypothesis file, one sentence per line")

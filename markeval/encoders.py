@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from markeval._checks import check_strings
+from markeval._checks import check_bool, check_int, check_strings
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -449,13 +449,6 @@ def _resolve(model, device) -> Encoder:
 # --------------------------------------------------------------------------- shared plumbing
 
 
-def _check_batch_size(batch_size) -> int:
-    is_int = isinstance(batch_size, (int, np.integer)) and not isinstance(batch_size, bool)
-    if not is_int or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    return int(batch_size)
-
-
 def _tokenize(encoder: Encoder, texts: list[str]):
     """Tokenise once, unpadded, and warn about the texts cut at ``max_length``."""
     tokenizer = encoder.tokenizer
@@ -599,7 +592,9 @@ def sentence_embeddings(
     [1.0, 0.5, 0.09]
     """
     texts = check_strings(texts, "texts")
-    batch_size = _check_batch_size(batch_size)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    progress = check_bool(progress, "progress")
+    normalize = check_bool(normalize, "normalize")
     encoder = _resolve(model, device)
     if isinstance(encoder, MemoEncoder) and encoder.num_layers in encoder.memo_layers:
         items = encoder._lookup(texts, (encoder.num_layers,), batch_size, progress, cache_dir)
@@ -611,7 +606,7 @@ def sentence_embeddings(
     encoding = _tokenize(encoder, texts)
     path = None
     if cache_dir is not None:
-        path = _cache_file(cache_dir, encoder, "sentence", {"normalize": bool(normalize)}, texts)
+        path = _cache_file(cache_dir, encoder, "sentence", {"normalize": normalize}, texts)
         if path.is_file():
             return np.load(path, allow_pickle=False)
     torch = _torch()
@@ -781,7 +776,9 @@ def token_embeddings(
     (('[CLS]', 'tokenization', 'matters', '.', '[SEP]'), (None, 0, 1, 2, None))
     """
     texts = check_strings(texts, "texts")
-    batch_size = _check_batch_size(batch_size)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    progress = check_bool(progress, "progress")
+    merge_subwords = check_bool(merge_subwords, "merge_subwords")
     encoder = _resolve(model, device)
     selected = _resolve_layers(layers, encoder.num_layers)
     if isinstance(encoder, MemoEncoder):
@@ -790,7 +787,7 @@ def token_embeddings(
     encoding = _tokenize(encoder, texts)
     path = None
     if cache_dir is not None:
-        options = {"layers": list(selected), "merge_subwords": bool(merge_subwords)}
+        options = {"layers": list(selected), "merge_subwords": merge_subwords}
         path = _cache_file(cache_dir, encoder, "tokens", options, texts)
         if path.is_file():
             return _load_tokens(path)

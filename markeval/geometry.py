@@ -77,7 +77,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_embeddings, check_k, check_same_dim
+from markeval._checks import check_bool, check_embeddings, check_int, check_k, check_same_dim
 
 __all__ = [
     "BACKENDS",
@@ -97,6 +97,8 @@ _BLOCK_BYTES = 64 * 2**20
 # The direct recheck gathers (pairs × d) differences at a time, kept under this.
 _RECHECK_BYTES = 16 * 2**20
 _U64 = 2.0**-53
+# sq_distance_blocks recomputes entries below this many error bounds directly (see there).
+_NEAR_ZERO_BOUNDS = 1e4
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -300,11 +302,7 @@ def _direct_sq(x: np.ndarray, y: np.ndarray, rows: np.ndarray, cols: np.ndarray)
 def _block_rows(block_size, n_rows: int, n_cols: int) -> int:
     if block_size is None:
         return max(1, min(n_rows, _BLOCK_BYTES // (8 * max(n_cols, 1))))
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
-        raise TypeError(f"block_size must be an int or None, got {type(block_size).__name__}")
-    if block_size < 1:
-        raise ValueError(f"block_size must be >= 1, got {block_size}")
-    return int(min(block_size, n_rows))
+    return min(check_int(block_size, "block_size", minimum=1), n_rows)
 
 
 class _Pass:
@@ -348,9 +346,10 @@ class _Pass:
             yield start, stop, block, self.margin[start:stop]
 
 
-def _check_backend_args(backend, device, dtype, block_size):
+def _check_backend_args(backend, device, dtype, block_size, progress):
     ops = _ops(backend, device, dtype)
     _block_rows(block_size, 1, 1)  # validate early, before any work
+    check_bool(progress, "progress")
     return ops
 
 
@@ -426,7 +425,7 @@ def knn_balls(points, k: int, *, backend: str = "numpy", device=None, dtype: str
     """
     x = check_embeddings(points, name, min_rows=2)
     k = check_k(k, x.shape[0], set_name=name)
-    ops = _check_backend_args(backend, device, dtype, block_size)
+    ops = _check_backend_args(backend, device, dtype, block_size, progress)
     n = x.shape[0]
     indices = np.empty((n, k), dtype=np.int64)
     sq_dist = np.empty((n, k), dtype=np.float64)
@@ -527,7 +526,7 @@ def ball_membership(queries, balls: KNNBalls, *, backend: str = "numpy", device=
         raise TypeError(f"balls must be a KNNBalls from knn_balls(), got {type(balls).__name__}")
     x = check_embeddings(queries, name)
     check_same_dim(x, balls.points, name, "the balls' points")
-    ops = _check_backend_args(backend, device, dtype, block_size)
+    ops = _check_backend_args(backend, device, dtype, block_size, progress)
     run = _Pass(x, balls.points, ops, block_size, progress)
     return _membership_pass(run, x, balls.points, balls.sq_radii, None)["col"]
 
@@ -559,7 +558,7 @@ def mutual_membership(balls_a: KNNBalls, balls_b: KNNBalls, *, backend: str = "n
             raise TypeError(
                 f"{arg} must be a KNNBalls from knn_balls(), got {type(value).__name__}")
     check_same_dim(balls_a.points, balls_b.points, "balls_a", "balls_b")
-    ops = _check_backend_args(backend, device, dtype, block_size)
+    ops = _check_backend_args(backend, device, dtype, block_size, progress)
     run = _Pass(balls_a.points, balls_b.points, ops, block_size, progress)
     out = _membership_pass(run, balls_a.points, balls_b.points, balls_b.sq_radii, balls_a.sq_radii)
     return out["col"], out["row"]
@@ -572,6 +571,9 @@ def sq_distance_blocks(x, y, *, backend: str = "numpy", device=None, dtype: str 
     The matmul identity, clipped at 0, as a float64 NumPy array of shape
     ``(stop − start, len(y))``; the error is up to about ``d·u·(‖x‖+‖y‖)²`` (see the module
     docstring), so use it for scores that are continuous in the distances, not for ``≤`` tests.
+    Entries within ``10⁴`` error bounds of zero are recomputed directly in float64, so every
+    entry is within ``10⁻⁴`` of the exact value relatively, and a duplicate point gives exactly
+    0 on every machine (not 0 on one BLAS and 1e-16 on another).
 
     Examples
     --------
@@ -581,7 +583,10 @@ def sq_distance_blocks(x, y, *, backend: str = "numpy", device=None, dtype: str 
     x = check_embeddings(x, "x")
     y = check_embeddings(y, "y")
     check_same_dim(x, y, "x", "y")
-    ops = _check_backend_args(backend, device, dtype, block_size)
+    ops = _check_backend_args(backend, device, dtype, block_size, progress)
     run = _Pass(x, y, ops, block_size, progress)
-    for start, stop, block, _ in run.blocks():
-        yield start, stop, np.maximum(ops.numpy(block), 0.0)
+    for start, stop, block, margin in run.blocks():
+        block = np.maximum(ops.numpy(block), 0.0)
+        rows, cols = np.nonzero(block <= _NEAR_ZERO_BOUNDS * ops.numpy(margin)[:, None])
+        block[rows, cols] = _direct_sq(x, y, rows + start, cols)
+        yield start, stop, block

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from markeval._checks import check_string, check_strings
+from markeval._checks import check_bool, check_int, check_list, check_string, check_strings
 
 # A sentence ends at . ! or ? (optionally followed by closing quotes/brackets) before
 # whitespace and an upper-case letter, digit or opening quote. Common abbreviations
@@ -180,7 +180,8 @@ def tokenize_many(
     """
     texts = check_strings(texts, "texts", allow_empty_list=True)
     function = _TOKENIZER_FUNCTIONS[check_tokenizer(tokenizer)]
-    cache = _token_cache.setdefault((tokenizer, bool(lowercase)), {})
+    lowercase = check_bool(lowercase, "lowercase")
+    cache = _token_cache.setdefault((tokenizer, lowercase), {})
     missing = list(dict.fromkeys(t for t in texts if t not in cache))
     if missing:
         if len(cache) + len(missing) > _CACHE_LINES:
@@ -215,9 +216,8 @@ def ngrams(tokens, n: int) -> list[tuple[str, ...]]:
     >>> ngrams("the cat sat".split(), 2)
     [('the', 'cat'), ('cat', 'sat')]
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
-    tokens = list(tokens)
+    n = check_int(n, "n", minimum=1, why="n must be a positive int")
+    tokens = check_list(tokens, "tokens", "a sequence of tokens", "split the text first")
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
@@ -232,11 +232,10 @@ def ngram_counts(tokens, max_order: int, *, min_order: int = 1) -> Counter:
     >>> counts[("the", "cat")], counts[("cat",)], counts[("cat", "the")]
     (2, 2, 1)
     """
-    if isinstance(min_order, bool) or not isinstance(min_order, int) or min_order < 1:
-        raise ValueError(f"min_order must be a positive int, got {min_order!r}")
-    if isinstance(max_order, bool) or not isinstance(max_order, int) or max_order < min_order:
-        raise ValueError(f"max_order must be an int >= min_order={min_order}, got {max_order!r}")
-    tokens = list(tokens)
+    min_order = check_int(min_order, "min_order", minimum=1, why="min_order must be a positive int")
+    max_order = check_int(max_order, "max_order", minimum=min_order,
+                          why=f"max_order must be an int >= min_order={min_order}")
+    tokens = check_list(tokens, "tokens", "a sequence of tokens", "split the text first")
     counts: Counter = Counter()
     for n in range(min_order, max_order + 1):
         counts.update(ngrams(tokens, n))

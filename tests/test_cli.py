@@ -34,10 +34,16 @@ def files(tmp_path):
         paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
     paths["latin"] = tmp_path / "latin.txt"
     paths["latin"].write_bytes("café\nnaïve\nrésumé\n".encode("latin-1"))
+    paths["blank"] = tmp_path / "blank.txt"
+    paths["blank"].write_text(f"{REF1[0]}\n\n{REF1[2]}\n", encoding="utf-8")
     rng = np.random.default_rng(0)
-    for name, shape in {"a": (30, 4), "b": (25, 4), "c": (25, 3)}.items():
+    for name, shape in {"a": (30, 4), "b": (25, 4), "c": (25, 3), "flat": (25,)}.items():
         paths[name] = tmp_path / f"{name}.npy"
         np.save(paths[name], rng.normal(size=shape))
+    paths["text_npy"] = tmp_path / "text.npy"
+    paths["text_npy"].write_text("0.1 0.2\n0.3 0.4\n", encoding="utf-8")
+    paths["npz"] = tmp_path / "both.npz"
+    np.savez(paths["npz"], ref=rng.normal(size=(5, 2)))
     return paths
 
 
@@ -141,6 +147,13 @@ def test_me_text_uses_default_encoder(files):
      r"latin\.txt: not UTF-8 text \(byte 0xe9 on line 1\)"),
     ("usage", ["score", "--hyp", "{hyp}"], r"required: --metric/-m, --ref"),
     ("dims", ["me", "--embeddings", "{a}", "{c}"], r"dimension 4 but candidate has dimension 3"),
+    ("text as npy", ["me", "--embeddings", "{text_npy}", "{a}"],
+     r"text\.npy: not a \.npy file \(no numpy header: text or another format\?\)"),
+    ("npz", ["me", "--embeddings", "{a}", "{npz}"], r"both\.npz: a \.npz archive of several arrays"),
+    ("1-D npy", ["me", "--embeddings", "{flat}", "{a}"],
+     r"flat\.npy: holds a float64 array of shape \(25,\); a numeric 2-D array"),
+    ("blank reference", ["score", "-m", "rouge", "--hyp", "{hyp}", "--ref", "{ref1}", "--ref",
+                         "{blank}"], r"rouge: \S*blank\.txt line 2 has no tokens: ''"),
 ])
 def test_errors_are_one_line(files, tmp_path, case, args, message):
     out = run(*[a.format(tmp=tmp_path, **files) for a in args])
@@ -150,6 +163,16 @@ def test_errors_are_one_line(files, tmp_path, case, args, message):
     assert len(out.stderr.splitlines()) == 1
     assert out.stderr.startswith("markeval: error: ")
     assert re.search(message, out.stderr), out.stderr
+
+
+def test_blank_reference_lines_score_zero_on_request(files):
+    out = run("score", "-m", "rouge", "--hyp", files["hyp"], "--ref", files["blank"], "--tsv",
+              "--opt", "empty_reference=zero", "--opt", "types=rouge1", "--sentence")
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"warning: rouge: 1 reference\(s\) have no tokens \(first: \S*blank\.txt "
+                     r"line 2\)", out.stderr), out.stderr
+    rows = [line.split("\t") for line in out.stdout.splitlines() if not line.startswith("#")]
+    assert rows[2] == ["2", "0.0"]
 
 
 def test_list_and_version():

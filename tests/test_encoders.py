@@ -256,6 +256,7 @@ def test_merge_subwords(enc):
     assert merged.vectors.shape == (enc.num_layers + 1, 7, enc.dim)
     np.testing.assert_allclose(merged.vectors[:, 1], pieces.vectors[:, 1:3].mean(axis=1), atol=1e-6)
     np.testing.assert_allclose(merged.vectors[:, 3], pieces.vectors[:, 4:8].mean(axis=1), atol=1e-6)
+    # [CLS] is not merged: the same text in the same batch gives the same vector, bit for bit.
     np.testing.assert_array_equal(merged.vectors[:, 0], pieces.vectors[:, 0])
 
 
@@ -306,6 +307,7 @@ def test_fingerprint_is_the_content(enc):
 def test_model_argument_forms(enc):
     text = ["Model arguments."]
     base = sentence_embeddings(text, progress=False)
+    # The same weights run on the same one-text batch in this process: bit-identical.
     np.testing.assert_array_equal(sentence_embeddings(text, enc.path, progress=False), base)
     short = load_encoder(enc.path, max_length=4)
     assert short.max_length == 4

@@ -38,7 +38,7 @@ def test_identical_sets_give_zero():
     x = np.random.default_rng(0).normal(size=(300, 20))
     r = fid(x, x.copy())
     assert isinstance(r, FIDResult)
-    assert r.mean_term == 0.0
+    assert r.mean_term == 0.0  # x.copy() has the same bits: the same means, exactly
     assert r.value == pytest.approx(0.0, abs=1e-10)
     assert (r.n_reference, r.n_candidate, r.dim) == (300, 300, 20)
     assert all(type(v) is float for v in (r.value, r.mean_term, r.covariance_term))

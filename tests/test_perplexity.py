@@ -183,7 +183,7 @@ def test_reverse_cross_entropy_uses_the_real_vocabulary():
         ({"probabilities": [0.5, 1.5]}, ValueError, "above 1"),
         ({"probabilities": [0.5, float("nan")]}, ValueError, "NaN"),
         ({"probabilities": [0.5, [0.5]]}, TypeError, "mixes numbers and sequences"),
-        ({"probabilities": "0.5"}, TypeError, "string"),
+        ({"probabilities": "0.5"}, TypeError, "not a single str: '0.5'"),
         ({"logprobs": [-1.0, -math.inf]}, ValueError, "zero probability"),
         ({"logprobs": [-1.0, 0.5]}, ValueError, "above 0"),
         ({"logprobs": [-1.0], "logprob_base": 1}, ValueError, "logprob_base"),
@@ -191,7 +191,7 @@ def test_reverse_cross_entropy_uses_the_real_vocabulary():
         ({}, TypeError, "exactly one"),
         ({"probabilities": [0.5], "logprobs": [-1.0]}, TypeError, "exactly one"),
         ({"probabilities": [[0.5], [0.5]], "n_units": [1]}, ValueError, "n_units has 1 items"),
-        ({"probabilities": [0.5], "n_units": [0]}, ValueError, "positive integers"),
+        ({"probabilities": [0.5], "n_units": [0]}, ValueError, "n_units must be a positive int, got 0"),
     ],
 )
 def test_bad_input(kwargs, error, match):

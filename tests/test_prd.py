@@ -161,7 +161,7 @@ def test_balance():
         (lambda: prd(np.zeros((30, 2)), np.zeros((30, 3))), ValueError, "dimension 2 but candidate has dimension 3"),
         (lambda: prd(np.full((30, 2), np.inf), np.zeros((30, 2))), ValueError, "reference contains 60 non-finite"),
         (lambda: prd(np.zeros((0, 2)), np.zeros((0, 2))), ValueError, "reference has 0 rows"),
-        (lambda: prd(np.zeros((30, 2)), np.zeros((30, 2)), num_runs=0), ValueError, "num_runs must be >= 1"),
+        (lambda: prd(np.zeros((30, 2)), np.zeros((30, 2)), num_runs=0), ValueError, "num_runs must be a positive int, got 0"),
         (lambda: prd(np.zeros((30, 2)), np.zeros((30, 2)), num_clusters=2.5), TypeError, "num_clusters must be an int"),
         (lambda: max_f_beta([0.5], [1.5]), ValueError, "in \\[0, 1\\]"),
         (lambda: max_f_beta([0.5], [0.5], beta=0), ValueError, "beta must be a positive number"),

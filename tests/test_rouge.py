@@ -280,7 +280,7 @@ def test_callable_tokenizer():
     (dict(tokenizer="moses"), ValueError, "tokenizer must be one of"),
     (dict(bootstrap=-1), ValueError, "bootstrap must be >= 0"),
     (dict(bootstrap=1.5), TypeError, "bootstrap must be an int"),
-    (dict(bootstrap=10, confidence=1.5), ValueError, r"confidence must be in \(0, 1\)"),
+    (dict(bootstrap=10, confidence=1.5), ValueError, "confidence must be strictly between 0 and 1, got 1.5"),
     (dict(bootstrap=10, seed="x"), TypeError, "seed must be an int"),
 ])
 def test_bad_arguments(kwargs, error, message):

@@ -178,6 +178,9 @@ def test_word_swap_pipeline_p0_equals_unperturbed():
     assert sorted(t["level"].unique()) == [0.0, 1.0]
     p0 = t[t["level"] == 0.0].set_index(["seed", "metric"])["value"]
     direct = scores(ref, _order_encoder(texts), ("me_petersen", "fid"))
+    # Exact on purpose: at p = 0 the pipeline must hand scores() the unperturbed embeddings
+    # themselves (integer-valued here), so FID is the same computation on bit-identical input
+    # in the same process; ME comes from integer ball counts (exact by markeval.geometry).
     for seed in (0, 1):
         assert p0[seed, "fid"] == pytest.approx(direct["fid"], abs=0)
         assert p0[seed, "me_petersen"] == direct["me_petersen"]
@@ -268,3 +271,16 @@ def test_bad_k_and_p(gaussian):
         swap_words("a b", 1.5, np.random.default_rng(0))
     with pytest.raises(ValueError, match="at least 2 step means"):
         classify_trend([1.0])
+
+
+def test_trend_verdicts_do_not_depend_on_rounding_noise():
+    # A first mean that is 0 in exact arithmetic may come out as 1e-17: the verdict and the
+    # changes must be those of an exact 0, and a constant series with noise is flat, tau 0.
+    from markeval.experiments.sensitivity_verdicts import classify_trend
+
+    exact = classify_trend([0.0, 0.2, 0.4, 0.6])
+    noisy = classify_trend([1e-17, 0.2, 0.4, 0.6])
+    assert noisy["observed"] == exact["observed"] == "increasing"
+    assert noisy["relative_change"] == pytest.approx(exact["relative_change"], abs=1e-12)
+    flat = classify_trend([0.5, 0.5 + 1e-16, 0.5 - 1e-16, 0.5])
+    assert flat["observed"] == "flat" and flat["kendall_tau"] == 0.0

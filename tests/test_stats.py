@@ -245,15 +245,15 @@ def test_constant_input_is_undefined(method):
 
 
 def test_non_numeric_input():
-    with pytest.raises(TypeError, match="x must be a sequence of numbers"):
+    with pytest.raises(TypeError, match=re.escape("x[0] must be a real number, got str: 'a'")):
         pearson(["a", "b", "c"], [1, 2, 3])
-    with pytest.raises(TypeError, match="got a string"):
+    with pytest.raises(TypeError, match="x must be a sequence of numbers, got str: '123'"):
         pearson("123", [1, 2, 3])
-    with pytest.raises(TypeError, match="y\\[0\\] must be a number, got None"):
+    with pytest.raises(TypeError, match=re.escape("y[0] must be a real number, got NoneType: None")):
         kendall([1, 2, 3], [None, 1, 2])
-    with pytest.raises(TypeError, match="x must be a sequence of real numbers, got complex"):
+    with pytest.raises(TypeError, match=re.escape("x[0] must be a real number, got complex: 1j")):
         kendall([1j, 2, 3], [0, 1, 2])
-    with pytest.raises(ValueError, match=re.escape("x must be one-dimensional, got shape (3, 1)")):
+    with pytest.raises(ValueError, match=re.escape("x must be a flat sequence of numbers, got shape (3, 1)")):
         pearson([[1], [2], [3]], [1, 2, 3])
 
 
@@ -267,5 +267,5 @@ def test_bad_settings():
         pearson(x, y, n_resamples=10.0)
     with pytest.raises(ValueError, match="confidence must be strictly between 0 and 1, got 95"):
         pearson(x, y, confidence=95)
-    with pytest.raises(TypeError, match="seed must be an int, got NoneType"):
+    with pytest.raises(TypeError, match="seed must be a non-negative int, got None"):
         pearson(x, y, seed=None)

@@ -67,9 +67,39 @@ def test_segment_level_absolute_correlation_and_williams_on_real_segments():
     assert corr.loc["sentbleu", "value"] > corr.loc["length", "value"]
     tests = metric_agreement(table)
     row = tests[(tests.metric_a == "sentbleu") & (tests.metric_b == "length")].iloc[0]
-    assert row.significant and row.p_value < 0.05
+    assert row.significant and row.p_value < 0.05 and row.undefined == ""
     back = tests[(tests.metric_a == "length") & (tests.metric_b == "sentbleu")].iloc[0]
     assert back.t == pytest.approx(-row.t) and not back.significant
+    # With signs, a metric and its negation have r13 = -r12 by construction: no test exists,
+    # and the table says why instead of raising (or not, by the last bit of r23).
+    negation = tests[(tests.metric_a == "length") & (tests.metric_b == "negative length")].iloc[0]
+    assert np.isnan(negation.t) and np.isnan(negation.p_value) and not negation.significant
+    assert "exact negations" in negation.undefined
+    # By size, they are the same metric: t = 0, p = 1 in both directions.
+    sizes = metric_agreement(table, absolute=True)
+    same = sizes[sizes.metric_a.isin(["length", "negative length"])
+                 & sizes.metric_b.isin(["length", "negative length"])]
+    assert len(same) == 2 and (same.t == 0.0).all() and (same.p_value == 1.0).all()
+    assert (sizes.undefined == "").all()
+
+
+def test_metric_agreement_reports_flat_and_duplicated_metrics():
+    rng = np.random.default_rng(0)
+    human = rng.standard_normal(30)
+    good = human + rng.standard_normal(30)
+    metrics = {"good": good, "copy": 2 * good + 1, "flat": np.ones(30),
+               "noise": rng.standard_normal(30)}
+    table = pd.DataFrame([("p", f"s{i}", name, float(v[i]), float(human[i]))
+                          for name, v in metrics.items() for i in range(30)],
+                         columns=["pair", "system", "metric", "score", "human"])
+    tests = metric_agreement(table).set_index(["metric_a", "metric_b"])
+    assert len(tests) == 12
+    assert tests.loc[("good", "copy"), ["t", "p_value"]].tolist() == [0.0, 1.0]
+    flat = tests.loc[("flat", "good")]
+    assert np.isnan(flat.t) and not flat.significant
+    assert flat.undefined == "flat: constant metric score (1 for all 30 items)"
+    assert tests.loc[("good", "flat")].undefined == "flat: constant metric score (1 for all 30 items)"
+    assert tests.loc[("good", "noise")].significant and tests.loc[("good", "noise")].undefined == ""
 
 
 def test_a_constant_metric_is_reported_not_raised():
@@ -92,6 +122,10 @@ def test_bad_input():
                            "human": range(5)})
     with pytest.raises(ValueError, match="pair p: the metrics were not scored on the same items"):
         metric_agreement(broken)
+    with pytest.raises(TypeError, match="absolute must be True or False, got str: 'yes'"):
+        metric_agreement(broken, absolute="yes")
+    with pytest.raises(TypeError, match="absolute must be True or False, got int: 1"):
+        correlations_by_pair(broken, absolute=1)
 
 
 @needs_wmt17

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_embeddings, check_same_dim
+from markeval._checks import check_bool, check_embeddings, check_same_dim
 from markeval._signature import make_signature
 from markeval.distribution._threads import single_threaded_blas
 
@@ -204,6 +204,7 @@ def fid(reference, candidate, *, allow_singular: bool = False) -> FIDResult:
     ref = check_embeddings(reference, "reference")
     cand = check_embeddings(candidate, "candidate")
     check_same_dim(ref, cand, "reference", "candidate")
+    allow_singular = check_bool(allow_singular, "allow_singular")
     _check_samples(ref, "reference", allow_singular)
     _check_samples(cand, "candidate", allow_singular)
     mu1, sigma1 = gaussian_stats(ref, name="reference")

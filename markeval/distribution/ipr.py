@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_embeddings, check_k, check_same_dim
+from markeval._checks import check_bool, check_embeddings, check_k, check_same_dim
 from markeval._signature import make_signature
 from markeval.geometry import knn_balls, mutual_membership, sq_distance_blocks
 
@@ -91,8 +91,8 @@ def realism_scores(reference, candidate, k: int = 3, *, backend: str = "numpy", 
     Returns
     -------
     numpy.ndarray
-        float64, shape ``(len(candidate),)``; ``inf`` (or, through rounding of the fast
-        distance formula, a very large value) for a candidate equal to a kept reference point.
+        float64, shape ``(len(candidate),)``; ``inf`` for a candidate equal to a kept
+        reference point (distances near zero are computed exactly, on every machine).
 
     Examples
     --------
@@ -144,6 +144,7 @@ def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool
     'ipr|k:1|version:...'
     """
     ref, cand = _check_sets(reference, candidate, k)
+    realism = check_bool(realism, "realism")
     geometry = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
                     progress=progress)
     ref_balls = knn_balls(ref, k, name="reference", **geometry)

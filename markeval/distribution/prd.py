@@ -34,7 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_embeddings, check_same_dim
+from markeval._checks import (check_bool, check_embeddings, check_int, check_number, check_same_dim,
+                              check_seed)
 from markeval._signature import make_signature
 from markeval.distribution._threads import single_threaded_blas
 
@@ -76,14 +77,6 @@ class PRDResult:
     signature: str
 
 
-def _check_positive_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
 def _check_histogram(h, name: str) -> np.ndarray:
     h = np.asarray(h, dtype=np.float64)
     if h.ndim != 1 or h.size == 0:
@@ -122,7 +115,7 @@ def prd_curve(reference_hist, candidate_hist, *, num_angles: int = 1001
     cand = _check_histogram(candidate_hist, "candidate_hist")
     if ref.shape != cand.shape:
         raise ValueError(f"reference_hist has {ref.size} bins but candidate_hist has {cand.size}")
-    num_angles = _check_positive_int(num_angles, "num_angles", 2)
+    num_angles = check_int(num_angles, "num_angles", minimum=2)
     slopes = np.tan(np.linspace(_EPSILON, math.pi / 2 - _EPSILON, num_angles))
     precision = np.minimum(ref[None, :] * slopes[:, None], cand[None, :]).sum(axis=1)
     recall = precision / slopes
@@ -148,7 +141,7 @@ def max_f_beta(precision, recall, beta: float = 8.0) -> float:
             f"precision and recall must be 1-D of equal length, got {p.shape}, {r.shape}")
     if not ((0 <= p) & (p <= 1) & (0 <= r) & (r <= 1)).all():
         raise ValueError("precision and recall values must lie in [0, 1]")
-    if not (isinstance(beta, (int, float)) and beta > 0):
+    if not check_number(beta, "beta") > 0:
         raise ValueError(f"beta must be a positive number, got {beta!r}")
     f = (1 + beta**2) * p * r / (beta**2 * p + r + _EPSILON)
     return float(f.max())
@@ -246,13 +239,13 @@ def kmeans_labels(x, num_clusters: int, *, n_init: int = 10, max_iter: int = 300
     [1, 1, 0, 0]
     """
     x = check_embeddings(x, "x")
-    num_clusters = _check_positive_int(num_clusters, "num_clusters")
+    num_clusters = check_int(num_clusters, "num_clusters", minimum=1)
     if num_clusters > len(x):
         raise ValueError(f"num_clusters={num_clusters} exceeds the {len(x)} points to cluster")
     rng = np.random.default_rng(seed)
     x_sq = (x**2).sum(axis=1)
     tol = 1e-4 * float(x.var(axis=0).mean())
-    n_init = _check_positive_int(n_init, "n_init")
+    n_init = check_int(n_init, "n_init", minimum=1)
     with single_threaded_blas():
         seeds = [_kmeans_pp(x, x_sq, num_clusters, rng) for _ in range(n_init)]
         centres = min(seeds, key=lambda seed_and_inertia: seed_and_inertia[1])[0]
@@ -293,6 +286,7 @@ def prd(reference, candidate, *, num_clusters: int = 20, num_runs: int = 10,
     ----------
     reference, candidate : array_like, shape (n, d) and (m, d)
     num_clusters : int, default 20
+        At least 2: a single cluster holds every point, and any two sets would score 1.
     num_runs : int, default 10
         Independent clusterings; the curves are averaged, then summarised.
     num_angles : int, default 1001
@@ -302,6 +296,8 @@ def prd(reference, candidate, *, num_clusters: int = 20, num_runs: int = 10,
         Refuse ``n != m``, as the paper's code does: the clusters are fitted to the union, so
         the bigger set would shape them.
     seed : int, default 0
+        A non-negative int; run ``i`` clusters with the ``i``-th child of
+        ``numpy.random.SeedSequence(seed)``.
 
     Returns
     -------
@@ -323,14 +319,18 @@ def prd(reference, candidate, *, num_clusters: int = 20, num_runs: int = 10,
     ref = check_embeddings(reference, "reference")
     cand = check_embeddings(candidate, "candidate")
     check_same_dim(ref, cand, "reference", "candidate")
-    if enforce_balance and len(ref) != len(cand):
+    num_clusters = check_int(num_clusters, "num_clusters", minimum=2, why=(
+        "num_clusters must be >= 2: one cluster holds every point, so any two sets, however "
+        "far apart, get precision = recall = 1"))
+    seed = check_seed(seed)
+    if check_bool(enforce_balance, "enforce_balance") and len(ref) != len(cand):
         raise ValueError(
             f"reference has {len(ref)} points but candidate has {len(cand)}: PRD clusters their "
             "union, so unequal sizes bias the clusters; subsample to equal sizes or pass "
             "enforce_balance=False (not recommended)"
         )
-    num_runs = _check_positive_int(num_runs, "num_runs")
-    num_angles = _check_positive_int(num_angles, "num_angles", 2)
+    num_runs = check_int(num_runs, "num_runs", minimum=1)
+    num_angles = check_int(num_angles, "num_angles", minimum=2)
     precisions, recalls = [], []
     for run_seed in np.random.SeedSequence(seed).spawn(num_runs):
         ref_hist, cand_hist = cluster_histograms(ref, cand, num_clusters=num_clusters,
@@ -339,5 +339,5 @@ def prd(reference, candidate, *, num_clusters: int = 20, num_runs: int = 10,
         precisions.append(p)
         recalls.append(r)
     return _result(np.mean(precisions, axis=0), np.mean(recalls, axis=0), beta,
-                   int(num_clusters), num_runs, num_angles, clusters=num_clusters, runs=num_runs,
+                   num_clusters, num_runs, num_angles, clusters=num_clusters, runs=num_runs,
                    kmeans="lloyd++", seed=seed)

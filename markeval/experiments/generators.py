@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from markeval._checks import check_seed
 from markeval._signature import make_signature
 from markeval.experiments.sensitivity import swapped_texts
 from markeval.text import split_sentences
@@ -180,7 +181,7 @@ def collapsed_sentences(table, topics, n: int, *, seed: int = 0) -> list[str]:
     pool = table[table["topic"].isin(topics)]["sentence"].tolist()
     if len(pool) < n:
         raise ValueError(f"only {len(pool)} sentences in topics {topics}, {n} needed")
-    idx = np.random.default_rng(seed).choice(len(pool), size=n, replace=False)
+    idx = np.random.default_rng(check_seed(seed)).choice(len(pool), size=n, replace=False)
     return [pool[i] for i in idx]
 
 
@@ -330,7 +331,7 @@ def _held_out(n: int, seed: int) -> _Split:
     b = bbc_sentences(split="b", unique=True)
     if len(b) < 4 * n:
         raise ValueError(f"n={n} is too large: split 'b' has {len(b)} sentences")
-    order = np.random.default_rng(seed).permutation(len(b))
+    order = np.random.default_rng(check_seed(seed)).permutation(len(b))
     ref, real, rest = order[:n], order[n:2 * n], b.iloc[order[2 * n:]]
     collapsed = {k: collapsed_sentences(rest, topics, n, seed=seed)
                  for k, topics in COLLAPSED_TOPICS.items()}

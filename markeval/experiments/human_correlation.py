@@ -23,8 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _scipy_stats
 
-from markeval._checks import check_same_length
+from markeval._checks import (check_bool, check_confidence, check_int, check_list, check_numbers,
+                              check_same_length, check_seed)
 from markeval._signature import make_signature
+from markeval._tolerance import constant
 from markeval.stats import METHODS, correlation
 
 __all__ = ["GroupedCorrelationResult", "WilliamsResult", "grouped_correlation", "williams_test"]
@@ -61,7 +63,15 @@ def _check_r(value, name: str) -> float:
     return value
 
 
-def williams_test(r12: float, r13: float, r23: float, n: int) -> WilliamsResult:
+#: Tolerance that decides Williams' boundary cases (r23 = ±1, a singular correlation matrix).
+#: Correlations computed in float64 carry rounding errors of order 1e-15 that depend on the
+#: machine's summation order, so exact comparisons would decide these cases by the last bit;
+#: 1e-9 is a million times that error and far closer to ±1 than two different metrics get.
+BOUNDARY_TOL = 1e-9
+
+
+def williams_test(r12: float, r13: float, r23: float, n: int, *,
+                  absolute: bool = False) -> WilliamsResult:
     """Williams' test for two correlations that share a variable.
 
     Variable 1 is the human score, 2 and 3 two metrics scored on the same ``n`` items:
@@ -80,6 +90,23 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> WilliamsResult:
     other (``r23`` near 1), the smaller a difference in their correlations with the people
     that counts as significant.
 
+    **Boundaries.** Where the formula reads 0/0 the answer is defined by what the data can
+    be, with the tolerance :data:`BOUNDARY_TOL` instead of exact float equality:
+
+    * ``r23 >= 1 - tol``: metric 3 is metric 2 up to an increasing linear map, so
+      ``r12 - r13`` is 0 in every sample. Its null distribution is a point mass at 0, and
+      the test returns ``t = 0``, ``p = 1`` (not 0.5: the observed 0 is certain, not a draw
+      from a Student t).
+    * With ``absolute=True`` the test compares ``|r12|`` with ``|r13|`` (MoverScore Table 1
+      reports absolute correlations, because distances correlate negatively): each metric
+      is first turned to correlate positively with the people, which flips ``r23`` when
+      exactly one of them is negative. Two metrics that are exact negations of each other
+      (``r23 <= -1 + tol``) then have equal ``|r|``: ``t = 0``, ``p = 1``.
+    * Signed exact negations (``r23 <= -1 + tol``, ``absolute=False``) raise ``ValueError``:
+      ``r13 = -r12`` by construction, so the question reduces to the sign of ``r12``.
+    * A variance estimate of 0 otherwise (``|R| = 0`` with ``r13 = -r12``: the human
+      score is an exact linear function of the two metrics) raises ``ValueError``.
+
     Parameters
     ----------
     r12, r13 : float
@@ -88,10 +115,18 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> WilliamsResult:
         Correlation between the two metrics.
     n : int
         Number of items (segments or systems), at least 4.
+    absolute : bool, default False
+        Test ``|rho12| > |rho13|`` instead of ``rho12 > rho13``.
 
     Returns
     -------
     WilliamsResult
+
+    Raises
+    ------
+    ValueError
+        A correlation outside [-1, 1]; ``n < 4``; three correlations no data set can have
+        (``|R| < 0``); the degenerate cases above.
 
     Examples
     --------
@@ -100,26 +135,50 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> WilliamsResult:
     (4.656, 557, 0.0)
     >>> round(williams_test(0.9, 0.8, 0.8, n=6).p_value, 3)  # 6 systems: not significant
     0.281
+
+    A metric and its negation, compared by the size of their correlations:
+
+    >>> res = williams_test(-0.3, 0.3, -1.0, n=560, absolute=True)
+    >>> res.t, res.p_value
+    (0.0, 1.0)
     """
     r12, r13, r23 = (_check_r(v, name) for v, name in ((r12, "r12"), (r13, "r13"), (r23, "r23")))
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"n must be an int (the number of items), got {type(n).__name__}")
-    if n < 4:
-        raise ValueError(f"Williams' test needs n >= 4 items (df = n - 3), got n={n}")
+    n = check_int(n, "n", minimum=4, why="Williams' test needs n >= 4 items (df = n - 3)")
+    absolute = check_bool(absolute, "absolute")
+    inputs = f"r12={r12:.6g}, r13={r13:.6g}, r23={r23:.6g}, n={n}"
     det = 1.0 - r12**2 - r13**2 - r23**2 + 2.0 * r12 * r13 * r23
-    if det < -1e-12:
+    if det < -BOUNDARY_TOL:
         raise ValueError(
-            f"r12={r12}, r13={r13}, r23={r23} cannot come from one data set: their correlation "
-            f"matrix has determinant {det:.3g} < 0"
+            f"{inputs} cannot come from one data set: their correlation matrix has "
+            f"determinant {det:.3g} < 0"
+        )
+    df = n - 3
+    signature = make_signature("williams", n=n, tail="one", absolute=absolute or None)
+    if absolute:
+        if r12 < 0:
+            r12, r23 = -r12, -r23
+        if r13 < 0:
+            r13, r23 = -r13, -r23
+        if r23 <= -1.0 + BOUNDARY_TOL:  # turned to agree with the people, still opposed:
+            r23 = -r23                  # only possible when both |r| are 0, so they are equal
+    if r23 >= 1.0 - BOUNDARY_TOL:
+        return WilliamsResult(0.0, df, 1.0, signature)
+    if r23 <= -1.0 + BOUNDARY_TOL:
+        raise ValueError(
+            f"Williams' test is undefined for {inputs}: the two metrics are exact negations of "
+            "each other (r23 = -1), so r13 = -r12 by construction. Compare the sizes of the "
+            "correlations (absolute=True gives t = 0, p = 1), or test whether r12 > 0."
         )
     mean_r = (r12 + r13) / 2.0
     denominator = 2.0 * (n - 1) / (n - 3) * max(det, 0.0) + mean_r**2 * (1.0 - r23) ** 3
-    if denominator == 0.0:
-        raise ValueError("the two metrics are identical (r23 = 1 and |R| = 0): nothing to test")
+    if denominator <= BOUNDARY_TOL:
+        raise ValueError(
+            f"Williams' test is undefined for {inputs}: its variance estimate "
+            f"2(n-1)/(n-3)|R| + mean_r^2 (1 - r23)^3 = {denominator:.3g} is 0 within "
+            f"{BOUNDARY_TOL:g} (the human score is an exact linear function of the two metrics)"
+        )
     t = (r12 - r13) * math.sqrt((n - 1) * (1.0 + r23) / denominator)
-    df = int(n) - 3
-    p_value = float(_scipy_stats.t.sf(t, df))
-    return WilliamsResult(float(t), df, p_value, make_signature("williams", n=int(n), tail="one"))
+    return WilliamsResult(float(t), df, float(_scipy_stats.t.sf(t, df)), signature)
 
 
 @dataclass(frozen=True)
@@ -164,7 +223,7 @@ def _undefined_reason(x: np.ndarray, y: np.ndarray) -> str | None:
     if x.size < 3:
         return f"{x.size} item(s); a correlation needs at least 3"
     for name, values in (("metric", x), ("human", y)):
-        if np.ptp(values) == 0:
+        if constant(values):  # a metric score equal up to rounding noise carries no order
             return f"constant {name} score ({values[0]:g} for all {values.size} items)"
     return None
 
@@ -213,9 +272,13 @@ def grouped_correlation(metric: Sequence[float], human: Sequence[float],
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    metric_arr = np.asarray(metric, dtype=np.float64)
-    human_arr = np.asarray(human, dtype=np.float64)
-    groups = list(groups)
+    metric_arr = check_numbers(metric, "metric")
+    human_arr = check_numbers(human, "human")
+    groups = check_list(groups, "groups", "a sequence of group labels")
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=0,
+                            why="n_resamples must be >= 0 (0 means no interval)")
+    confidence = check_confidence(confidence)
+    seed = check_seed(seed)
     check_same_length(metric_arr, human_arr, "metric", "human")
     check_same_length(metric_arr, groups, "metric", "groups")
     for name, values in (("metric", metric_arr), ("human", human_arr)):

@@ -36,6 +36,8 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from markeval._checks import check_seed
+from markeval._tolerance import constant
 from markeval.experiments.sensitivity import scores
 from markeval.lexical.ngram_lm import NGramLM
 from markeval.stats import kendall, spearman
@@ -179,7 +181,7 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
     if not 0 < fraction <= 1:
         raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
     nll = {name: ce.sentence_nll(generated[name]) for name in names}
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     rows = []
     m = max(k + 2, round(fraction * n))
     for r in tqdm(range(rounds + 1), desc="rounds", disable=not progress):
@@ -231,7 +233,7 @@ def _oriented(table: pd.DataFrame) -> pd.DataFrame:
 def _chain_corr(values: pd.Series, chain: Sequence[str], method) -> float:
     x = [values[g] for g in chain]
     built = list(range(len(chain), 0, -1))
-    if np.ptp(x) == 0:
+    if constant(x):
         return 0.0  # a metric that cannot tell the chain apart carries no order
     return method(x, built, n_resamples=0).value
 

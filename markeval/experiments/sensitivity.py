@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from markeval._checks import check_embeddings, check_k, check_probability, check_strings
+from markeval._checks import (check_embeddings, check_k, check_list, check_probability, check_seed,
+                              check_strings)
 from markeval.distribution.fid import fid
 from markeval.distribution.ipr import improved_precision_recall
 from markeval.distribution.prd import prd
@@ -203,7 +204,9 @@ def perturbation_sweep(reference, make_candidate, levels, *, seeds=(0, 1, 2), me
     """
     metrics = _check_metrics(metrics)
     ref = check_embeddings(reference, "reference", min_rows=2)
-    levels, seeds = list(levels), [int(s) for s in seeds]
+    levels = list(levels)
+    seeds = [check_seed(s, f"seeds[{i}]") for i, s in
+             enumerate(check_list(seeds, "seeds", "a sequence of int seeds"))]
     if not levels or not seeds:
         raise ValueError("levels and seeds must each hold at least one value")
     rows = []
@@ -235,7 +238,7 @@ def collapse_order(labels, n: int, seed: int = 0) -> tuple:
     counts = pd.Series([str(v) for v in labels]).value_counts()
     if len(counts) < 2:
         raise ValueError(f"mode collapse needs at least 2 distinct labels, got {len(counts)}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     names = sorted(counts.index)
     for _ in range(1000):
         order = tuple(names[i] for i in rng.permutation(len(names)))
@@ -383,7 +386,7 @@ def swapped_texts(texts, p: float, seed: int) -> list[str]:
     """
     texts = check_strings(texts, "texts")
     p = check_probability(p, "p")
-    rng = np.random.default_rng([int(seed), round(p * 1_000_000)])
+    rng = np.random.default_rng([check_seed(seed), round(p * 1_000_000)])
     return [swap_words(t, p, rng) for t in texts]
 
 
@@ -466,7 +469,7 @@ def bbc_sets(n: int, *, pool_per_topic: int | None = None, seed: int = 0):
     """
     from markeval.datasets import BBC_TOPICS, bbc_sentences
 
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     a, b = bbc_sentences(split="a"), bbc_sentences(split="b")
     ref = []
     for topic, share in zip(BBC_TOPICS, _shares(int(n), len(BBC_TOPICS))):

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
+from markeval._tolerance import constant, negligible
 from markeval.experiments.sensitivity import METRICS, summarize
 
 _FIG = {"mode_collapse": "Fig. 3 (§4)", "word_swap": "Fig. 4 (§4)"}
@@ -84,10 +85,11 @@ def classify_trend(means, *, tau_threshold: float = 0.6, flat_tolerance: float =
         raise ValueError(f"tau_threshold must be in (0, 1], got {tau_threshold}")
     if flat_tolerance < 0:
         raise ValueError(f"flat_tolerance must be >= 0, got {flat_tolerance}")
-    scale = abs(m[0]) if m[0] != 0 else 1.0  # a first mean of 0: absolute changes
+    # A first mean of 0 (up to rounding): absolute changes.
+    scale = 1.0 if negligible(m[0], np.abs(m).max()) else abs(m[0])
     rel_change = float((m[-1] - m[0]) / scale)
     max_dev = float(np.max(np.abs(m - m[0])) / scale)
-    tau = 0.0 if np.ptp(m) == 0 else float(kendalltau(np.arange(len(m)), m).statistic)
+    tau = 0.0 if constant(m) else float(kendalltau(np.arange(len(m)), m).statistic)
     if max_dev <= flat_tolerance:
         observed = "flat"
     elif tau <= -tau_threshold and rel_change < -flat_tolerance:

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from markeval import geometry
+from markeval._checks import check_seed
 from markeval.distribution.prd import prd
 from markeval.experiments.human_correlation import grouped_correlation
 from markeval.population import mark_evaluate as _me
@@ -325,7 +326,7 @@ class WordSetMetrics:
             raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
         self.embed, self.ks = embed, tuple(int(k) for k in sorted(ks))
         self.prd_clusters, self.prd_runs, self.seed, self.dtype = (
-            int(prd_clusters), int(prd_runs), int(seed), dtype)
+            int(prd_clusters), int(prd_runs), check_seed(seed), dtype)
         self.min_samples = max(max(self.ks) + 1, self.prd_clusters)
         self.n_too_short = 0
         self._reference: tuple | None = None  # (texts, samples, balls at max K)

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from markeval._checks import check_bool, check_probability, check_seed
 from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
                                wmt17_system_match)
 from markeval.experiments.human_correlation import _undefined_reason, williams_test
@@ -58,6 +59,7 @@ def sentence_subset(n_sentences: int, size: int | None, *, seed: int = 0) -> np.
     >>> sentence_subset(3, None).tolist()
     [0, 1, 2]
     """
+    seed = check_seed(seed)
     if size is None or size >= n_sentences:
         return np.arange(n_sentences)
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
@@ -208,6 +210,7 @@ def correlations_by_pair(table: pd.DataFrame, method: str = "pearson", *,
         interval that straddles 0 becomes [0, max(|low|, |high|)].
     """
     _check_table(table)
+    absolute = check_bool(absolute, "absolute")
     rows = []
     for (pair, name), group in table.groupby(["pair", "metric"], sort=False):
         x, y = group["score"].to_numpy(float), group["human"].to_numpy(float)
@@ -226,7 +229,8 @@ def correlations_by_pair(table: pd.DataFrame, method: str = "pearson", *,
                                        "undefined"])
 
 
-def metric_agreement(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+def metric_agreement(table: pd.DataFrame, *, alpha: float = 0.05,
+                     absolute: bool = False) -> pd.DataFrame:
     """Williams' test for every ordered pair of metrics within each language pair.
 
     Parameters
@@ -235,15 +239,24 @@ def metric_agreement(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFram
         From :func:`system_level_scores` or :func:`segment_level_scores`; the items of a pair
         (systems, or (system, segment)) must be the same for every metric.
     alpha : float, default 0.05
+    absolute : bool, default False
+        Compare the sizes of the correlations, ``|r_a| > |r_b|`` (the reading of an
+        absolute-correlation table such as MoverScore Table 1; see
+        :func:`~markeval.experiments.human_correlation.williams_test`).
 
     Returns
     -------
     pandas.DataFrame
         One row per (pair, metric_a, metric_b) with ``r_a``, ``r_b`` (Pearson with the
-        human scores), ``r_ab``, ``t``, ``p_value`` (H1: metric_a correlates more strongly)
-        and ``significant`` (p < alpha). Both orders of each two metrics are listed.
+        human scores), ``r_ab``, ``t``, ``p_value`` (H1: metric_a correlates more strongly),
+        ``significant`` (p < alpha) and ``undefined``: empty, or why the test does not exist
+        for these two metrics (a constant metric; two metrics that are exact negations of
+        each other, compared with their signs), in which case ``t`` and ``p_value`` are NaN
+        and ``significant`` is False. Both orders of each two metrics are listed.
     """
     _check_table(table)
+    alpha = check_probability(alpha, "alpha")
+    absolute = check_bool(absolute, "absolute")
     key = ["system", "sid"] if "sid" in table.columns else ["system"]
     rows = []
     for pair, group in table.groupby("pair", sort=False):
@@ -251,12 +264,24 @@ def metric_agreement(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFram
         human = group.drop_duplicates(key).set_index(key)["human"].reindex(wide.index)
         if wide.isna().any().any():
             raise ValueError(f"pair {pair}: the metrics were not scored on the same items")
-        r_h = {m: float(np.corrcoef(wide[m], human)[0, 1]) for m in wide.columns}
+        human = human.to_numpy(float)
+        scores = {m: wide[m].to_numpy(float) for m in wide.columns}
+        flat = {m: _undefined_reason(x, human) for m, x in scores.items()}
+        r_h = {m: np.nan if flat[m] else float(np.corrcoef(x, human)[0, 1])
+               for m, x in scores.items()}
         for a, b in combinations(wide.columns, 2):
-            r_ab = float(np.corrcoef(wide[a], wide[b])[0, 1])
+            both_defined = not (flat[a] or flat[b])
+            r_ab = float(np.corrcoef(scores[a], scores[b])[0, 1]) if both_defined else np.nan
             for x, y in ((a, b), (b, a)):
-                res = williams_test(r_h[x], r_h[y], r_ab, n=len(wide))
-                rows.append((pair, x, y, r_h[x], r_h[y], r_ab, res.t, res.p_value,
-                             res.p_value < alpha))
+                t = p_value = np.nan
+                reason = f"{x}: {flat[x]}" if flat[x] else (f"{y}: {flat[y]}" if flat[y] else "")
+                if not reason:
+                    try:
+                        res = williams_test(r_h[x], r_h[y], r_ab, n=len(wide), absolute=absolute)
+                        t, p_value = res.t, res.p_value
+                    except ValueError as err:  # a degenerate pair: reported, like a flat metric
+                        reason = str(err)
+                rows.append((pair, x, y, r_h[x], r_h[y], r_ab, t, p_value,
+                             bool(p_value < alpha), reason))
     return pd.DataFrame(rows, columns=["pair", "metric_a", "metric_b", "r_a", "r_b", "r_ab", "t",
-                                       "p_value", "significant"])
+                                       "p_value", "significant", "undefined"])

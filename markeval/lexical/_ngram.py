@@ -27,7 +27,7 @@ from itertools import chain, count, repeat
 
 import numpy as np
 
-from markeval._checks import check_references, check_strings
+from markeval._checks import check_bool, check_list, check_references, check_strings
 from markeval.text import check_tokenizer, tokenize_many
 
 
@@ -93,9 +93,8 @@ class NGramReferences:
         if isinstance(references, NGramReferences):
             raise TypeError("references are already an NGramReferences object")
         self.tokenize = check_tokenizer(tokenize)
-        self.lowercase = bool(lowercase)
-        if not isinstance(references, str):  # a str is rejected by check_references
-            references = list(references)
+        self.lowercase = check_bool(lowercase, "lowercase")
+        references = check_list(references, "references", "a list (one entry per hypothesis)")
         # The layout check needs only the number of hypotheses, which is len(references).
         self.references = check_references(range(len(references)), references)
         counts = [len(refs) for refs in self.references]
@@ -259,6 +258,8 @@ def resolve_references(
     ``"13a"``/``False`` for plain lists. Conflicting explicit settings are an error,
     because silently re-tokenising would make the cached references useless.
     """
+    if lowercase is not None:
+        lowercase = check_bool(lowercase, "lowercase")
     if isinstance(references, NGramReferences):
         for arg, value, have in (
             ("tokenize", tokenize, references.tokenize),
@@ -275,7 +276,7 @@ def resolve_references(
     prepared = NGramReferences(
         references,
         tokenize="13a" if tokenize is None else tokenize,
-        lowercase=bool(lowercase),
+        lowercase=bool(lowercase),  # None: the default, False
     )
     return hypotheses, prepared
 

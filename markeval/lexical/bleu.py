@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_probability, check_string
+from markeval._checks import check_bool, check_int, check_probability, check_seed, check_string
 from markeval._signature import make_signature
 from markeval.lexical._bleu_smoothing import (
     NLTK_METHOD5_ORDER,
@@ -168,14 +168,10 @@ class BLEUBootstrap:
     signature: str
 
 
-def _check_positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return int(value)
-
-
 def _check_smoothing(smooth, smooth_value, effective_order, default_effective: bool):
     """Validate the smoothing settings; return (smooth, value, effective_order)."""
+    if effective_order is not None:
+        effective_order = check_bool(effective_order, "effective_order")
     if smooth not in SMOOTHING:
         raise ValueError(f"unknown smooth={smooth!r}: choose one of {SMOOTHING}")
     defaults = SACREBLEU_SMOOTHING if smooth in SACREBLEU_SMOOTHING else NLTK_SMOOTHING
@@ -255,7 +251,7 @@ def bleu_statistics(
     >>> stats.counts.tolist(), stats.totals.tolist(), stats.ref_len.tolist()
     ([[5, 4, 2, 1]], [[7, 6, 5, 4]], [7])
     """
-    max_order = _check_positive_int(max_order, "max_order")
+    max_order = check_int(max_order, "max_order", minimum=1)
     hypotheses, prepared = resolve_references(hypotheses, references, tokenize, lowercase)
     tokens = prepared.tokenize_hypotheses(hypotheses)
     n = len(tokens)
@@ -313,7 +309,7 @@ def _stack(stats: BLEUStatistics) -> np.ndarray:
 def _resolve_order(stats: BLEUStatistics, max_order, smooth) -> int:
     if max_order is None:
         max_order = stats.max_order
-    max_order = _check_positive_int(max_order, "max_order")
+    max_order = check_int(max_order, "max_order", minimum=1)
     needed = _orders_needed(max_order, smooth)
     if needed > stats.max_order:
         raise ValueError(
@@ -409,7 +405,10 @@ def bleu(
         System outputs.
     references : list or NGramReferences
         ``references[i]``: the reference string or list of reference strings for
-        ``hypotheses[i]`` (not sacrebleu's transposed layout: that raises an error).
+        ``hypotheses[i]``. sacrebleu's transposed layout (one list per reference stream)
+        raises an error, except when there are as many streams as hypotheses (say 2 and 2):
+        then it is a valid layout too and cannot be told apart, so transpose
+        sacrebleu-style input yourself with ``list(zip(*streams))``.
     max_order : int
         Highest n-gram order ``N`` (4).
     smooth : str
@@ -442,7 +441,7 @@ def bleu(
     BLEU = 79.07 88.9/85.7/80.0/100.0 (BP = 0.895 ratio = 0.900 hyp_len = 9 ref_len = 10)
     """
     smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, False)
-    max_order = _check_positive_int(max_order, "max_order")
+    max_order = check_int(max_order, "max_order", minimum=1)
     stats = bleu_statistics(
         hypotheses, references, max_order=_orders_needed(max_order, smooth),
         tokenize=tokenize, lowercase=lowercase,
@@ -490,7 +489,7 @@ def sentence_bleu(
     if isinstance(references, NGramReferences):
         raise TypeError("sentence_bleu takes the references of one sentence: a str or list")
     smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, True)
-    max_order = _check_positive_int(max_order, "max_order")
+    max_order = check_int(max_order, "max_order", minimum=1)
     stats = bleu_statistics(
         [hypothesis], [references], max_order=_orders_needed(max_order, smooth),
         tokenize=tokenize, lowercase=lowercase,
@@ -573,7 +572,7 @@ def bleu_bootstrap(
         raise TypeError(f"stats must be BLEUStatistics, got {type(stats).__name__}")
     if len(stats) == 0:
         raise ValueError("stats has no sentences")
-    n_samples = _check_positive_int(n_samples, "n_samples")
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
     confidence = check_probability(confidence, "confidence")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
@@ -583,6 +582,7 @@ def bleu_bootstrap(
             f"smooth={smooth!r} depends on the order of sentences (NLTK smooths with the last "
             "sentence), which a bootstrap resample does not have"
         )
+    seed = check_seed(seed)
     max_order = _resolve_order(stats, max_order, smooth)
     rows = _stack(stats).astype(np.float64)
     n = len(stats)
@@ -611,7 +611,7 @@ def bleu_bootstrap(
         std=float(scores.std(ddof=1)) if n_samples > 1 else 0.0,
         confidence=confidence,
         n_samples=n_samples,
-        seed=int(seed),
+        seed=seed,
         signature=_signature(stats, max_order, smooth, value, effective_order,
-                             bootstrap=n_samples, seed=int(seed)),
+                             bootstrap=n_samples, seed=seed),
     )

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from markeval._checks import check_strings
+from markeval._checks import check_bool, check_int, check_strings
 from markeval._signature import make_signature
 from markeval.lexical.perplexity import PerplexityResult, _result, _units
 
@@ -140,7 +140,8 @@ def load_causal_lm(model: str | Path = SMOLLM2, *, device: str = "cpu", local_fi
     import torch
 
     source, gguf_file = _resolve(model)
-    return _load(source, gguf_file, str(torch.device(device)), bool(local_files_only))
+    return _load(source, gguf_file, str(torch.device(device)),
+                 check_bool(local_files_only, "local_files_only"))
 
 
 @dataclass(frozen=True)
@@ -274,8 +275,8 @@ class CausalLMScorer:
             if not text:
                 raise ValueError(f"texts[{i}] is empty: there is nothing to score")
         max_length, stride = self._window(max_length, stride)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+        batch_size = check_int(batch_size, "batch_size", minimum=1)
+        progress = check_bool(progress, "progress")
 
         ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
         seqs = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_string
+from markeval._checks import check_int, check_string
 from markeval._signature import make_signature
 from markeval.lexical._ngram import NGramReferences, _count_keys, _lookup, resolve_references
 
@@ -94,12 +94,11 @@ class GLEUStatistics:
 
 
 def _check_lengths(min_len, max_len) -> tuple[int, int]:
-    for name, value in (("min_len", min_len), ("max_len", max_len)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    min_len = check_int(min_len, "min_len", minimum=1)
+    max_len = check_int(max_len, "max_len", minimum=1)
     if max_len < min_len:
         raise ValueError(f"max_len={max_len} must be >= min_len={min_len}")
-    return int(min_len), int(max_len)
+    return min_len, max_len
 
 
 def _ngrams_in_range(lengths: np.ndarray, min_len: int, max_len: int) -> np.ndarray:

@@ -38,7 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_probability, check_references, check_string, check_strings
+from markeval._checks import (check_bool, check_number, check_probability, check_references,
+                              check_string, check_strings)
 from markeval._signature import make_signature
 from markeval.lexical.stem import porter_stem
 from markeval.lexical.wordnet import WordNet, load_wordnet
@@ -341,19 +342,13 @@ def _settings(alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenizer
               wordnet):
     alpha = check_probability(alpha, "alpha")
     gamma = check_probability(gamma, "gamma")
-    try:
-        beta = float(beta)
-    except (TypeError, ValueError):
-        raise TypeError(f"beta must be a number >= 0, got {beta!r}") from None
-    if not (beta >= 0 and np.isfinite(beta)):
-        raise ValueError(f"beta must be a finite number >= 0, got {beta}")
+    beta = check_number(beta, "beta", minimum=0.0)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if synonym_match not in SYNONYM_MATCHES:
         raise ValueError(f"synonym_match must be one of {SYNONYM_MATCHES}, got {synonym_match!r}")
     for name, flag in (("stem", stem), ("synonyms", synonyms), ("lowercase", lowercase)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be True or False, got {flag!r}")
+        check_bool(flag, name)
     if synonyms:
         if wordnet is None or isinstance(wordnet, (str, os.PathLike)):
             wordnet = load_wordnet(wordnet)
@@ -505,6 +500,7 @@ def corpus_meteor(hypotheses: Sequence[str], references: Sequence[str | Sequence
     """
     hypotheses = check_strings(hypotheses, "hypotheses")
     refs = check_references(hypotheses, references)
+    progress = check_bool(progress, "progress")
     s = _settings(alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenizer, lowercase,
                   wordnet)
     items = zip(hypotheses, refs)

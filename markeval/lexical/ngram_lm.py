@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from markeval._checks import check_bool, check_int, check_list, check_number, check_seed
 from markeval._signature import make_signature
 from markeval.lexical.perplexity import PerplexityResult, ZeroProbabilityWarning, _result
 
@@ -43,19 +44,12 @@ _KN = ("kneser-ney", "modified-kneser-ney")
 
 
 def _check_sentences(sentences, name: str) -> list[Sequence[str]]:
-    if isinstance(sentences, str):
-        raise TypeError(
-            f"{name} must be a list of tokenised sentences (lists of str), got a str: tokenise "
-            "first, e.g. [s.split() for s in texts]"
-        )
-    sentences = list(sentences)
+    sentences = check_list(sentences, name, "a list of tokenised sentences (lists of str)",
+                           "tokenise first, e.g. [s.split() for s in texts]")
     if not sentences:
         raise ValueError(f"{name} is empty: at least one sentence is needed")
     for i, sent in enumerate(sentences):
-        if isinstance(sent, str):
-            raise TypeError(
-                f"{name}[{i}] is a str ({sent[:40]!r}): each sentence must be a list of tokens"
-            )
+        sent = check_list(sent, f"{name}[{i}]", "a list of tokens")
         if not all(isinstance(t, str) for t in sent):
             bad = next(t for t in sent if not isinstance(t, str))
             raise TypeError(f"{name}[{i}] contains a {type(bad).__name__} token: {bad!r}")
@@ -116,7 +110,7 @@ class NGramLM:
     >>> lm.prob("Sam", ["am"])  # P(Sam | am) = 1/2
     0.5
     >>> kn = NGramLM(order=2, min_count=1).fit(corpus)
-    >>> round(float(kn.distribution(["am"]).sum()), 12)
+    >>> round(float(kn.distribution(["am"]).sum()), 9)
     1.0
     >>> kn.generate(2, seed=2)
     [['I', 'am', 'green'], ['Sam', 'do', 'I']]
@@ -132,23 +126,19 @@ class NGramLM:
         min_count: int = 2,
         vocabulary: Iterable[str] | None = None,
     ):
-        if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
-            raise ValueError(f"order must be an int >= 1, got {order!r}")
+        order = check_int(order, "order", minimum=1)
         if smoothing not in _SMOOTHINGS:
             raise ValueError(f"smoothing must be one of {_SMOOTHINGS}, got {smoothing!r}")
-        if not (isinstance(k, (int, float)) and math.isfinite(k) and k > 0):
+        if not check_number(k, "k") > 0:
             raise ValueError(f"k must be a positive number, got {k!r}")
         discount = self._check_discount(smoothing, discount)
-        if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 1:
-            raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
-        if isinstance(vocabulary, str):
-            raise TypeError("vocabulary must be a collection of words, not a single str")
-        self.order = int(order)
+        self.order = order
         self.smoothing = smoothing
         self.k = float(k)
         self.discount = discount
-        self.min_count = int(min_count)
-        self._fixed_vocabulary = None if vocabulary is None else list(vocabulary)
+        self.min_count = check_int(min_count, "min_count", minimum=1)
+        self._fixed_vocabulary = None if vocabulary is None else check_list(
+            vocabulary, "vocabulary", "a collection of words")
         self._fitted = False
 
     @staticmethod
@@ -468,12 +458,11 @@ class NGramLM:
             renormalised unless it is the only option).
         """
         self._check_fitted()
-        for name, value in (("n", n), ("max_length", max_length)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-        if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
-            raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
-        rng = np.random.default_rng(seed)
+        n = check_int(n, "n", minimum=1)
+        max_length = check_int(max_length, "max_length", minimum=1)
+        temperature = check_number(temperature, "temperature", minimum=0.0)
+        allow_unk = check_bool(allow_unk, "allow_unk")
+        rng = np.random.default_rng(check_seed(seed))
         cache: dict[tuple[int, ...], np.ndarray] = {}
         out = []
         for _ in range(n):

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_same_length
+from markeval._checks import check_int, check_list, check_numbers, check_same_length
 from markeval._signature import make_signature
 
 __all__ = [
@@ -122,8 +122,6 @@ def _is_number(x) -> bool:
 
 def _as_sequences(values, name: str) -> list[np.ndarray]:
     """One sequence (flat numbers) or a corpus (a list of sequences) → list of float arrays."""
-    if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be numbers, got a string: {values!r}")
     if isinstance(values, np.ndarray):
         if values.ndim == 1:
             values = [values]
@@ -132,7 +130,7 @@ def _as_sequences(values, name: str) -> list[np.ndarray]:
         else:
             raise ValueError(f"{name} must be 1-D (one sequence) or 2-D, got shape {values.shape}")
     else:
-        values = list(values)
+        values = check_list(values, name, "a sequence of numbers, or a list of them")
         if not values:
             raise ValueError(f"{name} is empty: at least one token probability is needed")
         if all(_is_number(v) for v in values):
@@ -143,12 +141,7 @@ def _as_sequences(values, name: str) -> list[np.ndarray]:
             )
     out = []
     for i, seq in enumerate(values):
-        try:
-            arr = np.asarray(seq, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name}[{i}] must be a sequence of numbers") from None
-        if arr.ndim != 1:
-            raise ValueError(f"{name}[{i}] must be a flat sequence of numbers, got shape {arr.shape}")
+        arr = check_numbers(seq, f"{name}[{i}]")
         if arr.size == 0:
             raise ValueError(f"{name}[{i}] is empty: every sequence needs at least one token")
         if np.isnan(arr).any():
@@ -207,14 +200,13 @@ def _nll(probabilities, logprobs, logprob_base) -> tuple[list[np.ndarray], str]:
 def _units(n_units, n_tokens: np.ndarray) -> np.ndarray:
     if n_units is None:
         return n_tokens
-    if _is_number(n_units):
-        n_units = [n_units]
-    units = list(n_units)
+    if isinstance(n_units, (numbers.Integral, str)) and not isinstance(n_units, bool):
+        n_units = [n_units]  # one sequence; a str is refused by check_int below
+    units = check_list(n_units, "n_units", "an int or a sequence of ints (one per sequence)")
     check_same_length(units, n_tokens, "n_units", "the sequences")
-    out = np.asarray(units, dtype=np.float64)
-    if (out <= 0).any() or (out != np.round(out)).any():
-        raise ValueError(f"n_units must be positive integers, got {units}")
-    return out.astype(np.int64)
+    name = "n_units" if len(units) == 1 else "n_units[{}]"
+    return np.array([check_int(u, name.format(i), minimum=1) for i, u in enumerate(units)],
+                    dtype=np.int64)
 
 
 def perplexity(probabilities=None, *, logprobs=None, logprob_base: float = math.e, n_units=None) -> PerplexityResult:

@@ -24,19 +24,22 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_references, check_strings
+from markeval._checks import (check_bool, check_confidence, check_int, check_references,
+                              check_seed, check_strings)
 from markeval._signature import make_signature
 from markeval.lexical.stem import porter_stem
 
 TOKENIZERS = ("rouge-score", "unicode")
 DEFAULT_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 MULTI_REF = ("best", "mean")
+EMPTY_REFERENCE = ("raise", "zero")
 _TYPE = re.compile(r"rouge(?:([1-9][0-9]*)|L|Lsum)")
 
 # rouge-score's tokenizer: lower-case, anything but a-z0-9 separates tokens.
@@ -160,14 +163,8 @@ def rouge_tokenize(text: str, tokenizer: str = "rouge-score", *,
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    use_stemmer = _check_bool(use_stemmer, "use_stemmer")
+    use_stemmer = check_bool(use_stemmer, "use_stemmer")
     return _tokenize_function(_check_tokenizer(tokenizer), use_stemmer)(text)
-
-
-def _check_bool(value, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return value
 
 
 def _check_tokenizer(tokenizer):
@@ -371,20 +368,12 @@ def _check_types(types) -> tuple[str, ...]:
 
 
 def _check_bootstrap(bootstrap, confidence, seed) -> tuple[int, float, int]:
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)):
-        raise TypeError(f"bootstrap must be an int (number of resamples, 0 for none), "
-                        f"got {bootstrap!r}")
-    if bootstrap < 0:
-        raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
-    try:
-        confidence = float(confidence)
-    except (TypeError, ValueError):
-        raise TypeError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int, got {seed!r}")
-    return int(bootstrap), confidence, int(seed)
+    bootstrap = check_int(bootstrap, "bootstrap", minimum=0,
+                          why="bootstrap must be >= 0 (number of resamples, 0 for none)")
+    seed = check_seed(seed)
+    if seed >= 2**32:  # rouge-score's resampling is numpy's legacy RandomState
+        raise ValueError(f"seed must be < 2**32 for ROUGE's bootstrap, got {seed}")
+    return bootstrap, check_confidence(confidence), seed
 
 
 def _bootstrap(matrices: list[np.ndarray], n_samples: int, confidence: float, seed: int):
@@ -413,7 +402,7 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
           use_stemmer: bool = False,
           tokenizer: str | Callable[[str], Sequence[str]] = "rouge-score",
           bootstrap: int = 0, confidence: float = 0.95, seed: int = 0,
-          progress: bool = False) -> RougeResult:
+          empty_reference: str = "raise", progress: bool = False) -> RougeResult:
     """ROUGE-N, ROUGE-L and ROUGE-Lsum of hypotheses against their references.
 
     Parameters
@@ -445,6 +434,12 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
     seed : int, default 0
         Seed of the resampling; with the same seed, ``np.random.seed(seed)`` before
         rouge-score's ``BootstrapAggregator.aggregate()`` gives the same intervals.
+    empty_reference : {'raise', 'zero'}, default 'raise'
+        What a reference without tokens does. ``'raise'`` (the default) refuses it,
+        naming it: an empty reference is nearly always a data error (a blank line, files
+        out of step), and scoring it would quietly pull the corpus mean down.
+        ``'zero'`` scores it P = R = F1 = 0 as rouge-score does, with one warning that
+        counts such references, so that markeval is a drop-in on corpora that have them.
     progress : bool, default False
         Show a progress bar.
 
@@ -473,9 +468,13 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
     types = _check_types(types)
     if multi_ref not in MULTI_REF:
         raise ValueError(f"multi_ref must be one of {MULTI_REF}, got {multi_ref!r}")
-    use_stemmer = _check_bool(use_stemmer, "use_stemmer")
+    use_stemmer = check_bool(use_stemmer, "use_stemmer")
     tokenizer = _check_tokenizer(tokenizer)
     bootstrap, confidence, seed = _check_bootstrap(bootstrap, confidence, seed)
+    if empty_reference not in EMPTY_REFERENCE:
+        raise ValueError(f"empty_reference must be one of {EMPTY_REFERENCE}, "
+                         f"got {empty_reference!r}")
+    progress = check_bool(progress, "progress")
     tokenize = _tokenize_function(tokenizer, use_stemmer)
 
     vocabulary: dict[str, int] = {}
@@ -498,16 +497,20 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
         from tqdm.auto import tqdm
 
         items = tqdm(items, total=len(hypotheses), desc="ROUGE")
+    empty: list[str] = []
     for i, (hypothesis, references_i) in items:
         hyp = encode(hypothesis)
         ref_texts = []
         for j, reference in enumerate(references_i):
             ref = encode(reference)
-            if not ref.ids:
+            if not ref.ids and empty_reference == "zero":
+                empty.append(f"references[{i}][{j}]")
+            elif not ref.ids:
                 hint = (" (the rouge-score tokenizer keeps only a-z and 0-9: use "
                         "tokenizer='unicode' for other scripts)" if tokenizer == "rouge-score"
                         and reference.strip() else "")
-                raise ValueError(f"references[{i}][{j}] has no tokens: {reference[:60]!r}{hint}")
+                raise ValueError(f"references[{i}][{j}] has no tokens: {reference[:60]!r}{hint}; "
+                                 "empty_reference='zero' scores it 0, as rouge-score does")
             ref_texts.append(ref)
         for k, (_, scorer) in enumerate(scorers):
             candidates = [scorer(hyp, ref) for ref in ref_texts]
@@ -519,6 +522,9 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
             table[k, i] = candidates[top]
             best[k, i] = top
 
+    if empty:
+        warnings.warn(f"{len(empty)} reference(s) have no tokens (first: {empty[0]}); they "
+                      "score P = R = F1 = 0, as in rouge-score", stacklevel=2)
     intervals = (_bootstrap([table[k] for k in range(len(types))], bootstrap, confidence, seed)
                  if bootstrap else [(None, None, None)] * len(types))
     scores = tuple(
@@ -535,6 +541,7 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
     tok_name = getattr(tokenizer, "__name__", "custom") if callable(tokenizer) else tokenizer
     signature = make_signature(
         "rouge", types="+".join(types), tok=tok_name, stem=use_stemmer, multi_ref=multi_ref,
+        empty_ref=empty_reference if empty_reference != "raise" else None,
         bootstrap=bootstrap or None, confidence=confidence if bootstrap else None,
         seed=seed if bootstrap else None)
     return RougeResult(scores=scores, signature=signature)

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from markeval._checks import check_confidence, check_int, check_list
 from markeval._signature import make_signature
 
 __all__ = [
@@ -36,15 +37,6 @@ __all__ = [
     "m0_log_likelihood",
     "m0_mle",
 ]
-
-
-def _count(value, name: str, *, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
-    value = int(value)
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -104,9 +96,9 @@ class M0Estimate:
 
 
 def _check_two_occasion(marked, captured, recaptured):
-    m = _count(marked, "marked")
-    c = _count(captured, "captured")
-    r = _count(recaptured, "recaptured")
+    m = check_int(marked, "marked", minimum=0)
+    c = check_int(captured, "captured", minimum=0)
+    r = check_int(recaptured, "recaptured", minimum=0)
     if r > min(m, c):
         raise ValueError(
             f"recaptured={r} exceeds min(marked={m}, captured={c}): recaptures are marked "
@@ -162,7 +154,10 @@ def schnabel(captured, recaptured, marked) -> SchnabelEstimate:
     ----------
     captured, recaptured, marked : sequences of int, one entry per occasion
         ``C_t`` caught on occasion ``t``, ``R_t`` of them already marked, ``M_t`` marked
-        animals at large before occasion ``t`` (``M_1 = 0``).
+        animals at large before occasion ``t``. Every unmarked animal caught is marked, so
+        the history must satisfy ``M_1 = 0``, ``M_{t+1} = M_t + C_t − R_t`` and
+        ``R_t <= min(C_t, M_t)``; anything else is refused, naming the first occasion
+        that breaks it.
 
     Examples
     --------
@@ -171,7 +166,8 @@ def schnabel(captured, recaptured, marked) -> SchnabelEstimate:
     >>> schnabel(captured=[10, 10, 10], recaptured=[0, 2, 5], marked=[0, 10, 18]).estimate
     40.0
     """
-    cs, rs, ms = (list(v) for v in (captured, recaptured, marked))
+    cs, rs, ms = (check_list(v, name, "a sequence of ints, one per occasion") for v, name in
+                  ((captured, "captured"), (recaptured, "recaptured"), (marked, "marked")))
     if not (len(cs) == len(rs) == len(ms)):
         raise ValueError(
             f"captured, recaptured and marked need one entry per occasion, got lengths "
@@ -181,12 +177,19 @@ def schnabel(captured, recaptured, marked) -> SchnabelEstimate:
     sum_cm = 0
     sum_r = 0
     for t, (c, r, m) in enumerate(zip(cs, rs, ms)):
-        c = _count(c, f"captured[{t}]")
-        r = _count(r, f"recaptured[{t}]")
-        m = _count(m, f"marked[{t}]")
+        c = check_int(c, f"captured[{t}]", minimum=0)
+        r = check_int(r, f"recaptured[{t}]", minimum=0)
+        m = check_int(m, f"marked[{t}]", minimum=0)
         if r > min(c, m):
             raise ValueError(
                 f"recaptured[{t}]={r} exceeds min(captured[{t}]={c}, marked[{t}]={m})")
+        expected = 0 if t == 0 else ms[t - 1] + cs[t - 1] - rs[t - 1]
+        if m != expected:
+            rule = ("no animal is marked before the first occasion" if t == 0 else
+                    f"marked[{t - 1}] + captured[{t - 1}] - recaptured[{t - 1}] = "
+                    f"{ms[t - 1]} + {cs[t - 1]} - {rs[t - 1]}: every unmarked animal caught "
+                    "is marked")
+            raise ValueError(f"marked[{t}]={m} is impossible: it must be {expected} ({rule})")
         sum_cm += c * m
         sum_r += r
     est = math.inf if sum_r == 0 else sum_cm / sum_r
@@ -278,22 +281,21 @@ def m0_mle(occasions, captures, distinct, *, confidence: float = 0.95) -> M0Esti
     >>> m0_mle(occasions=5, captures=20, distinct=20).no_recapture
     True
     """
-    t = _count(occasions, "occasions", minimum=1)
-    n = _count(captures, "captures")
-    m = _count(distinct, "distinct", minimum=1)
+    t = check_int(occasions, "occasions", minimum=1)
+    n = check_int(captures, "captures", minimum=0)
+    m = check_int(distinct, "distinct", minimum=1)
     if not (m <= n <= t * m):
         raise ValueError(
             f"captures={n} must lie between distinct={m} and occasions*distinct={t * m}")
-    if isinstance(confidence, bool) or not 0 < float(confidence) < 1:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
-    sig = make_signature("m0_mle", confidence=float(confidence))
+    confidence = check_confidence(confidence)
+    sig = make_signature("m0_mle", confidence=confidence)
     if n == m:
         # Every animal seen once: L(N) increases for ever, the estimate is unbounded.
-        return M0Estimate(math.inf, float(m), math.inf, math.nan, t, n, m, float(confidence),
+        return M0Estimate(math.inf, float(m), math.inf, math.nan, t, n, m, confidence,
                           True, sig)
     mle = _first_true(lambda x: _delta(x, t, n, m) <= 0, m)
     l_max = m0_log_likelihood(mle, t, n, m)
-    crit = NormalDist().inv_cdf(0.5 + float(confidence) / 2) ** 2 / 2
+    crit = NormalDist().inv_cdf(0.5 + confidence / 2) ** 2 / 2
 
     def outside(x: int) -> bool:
         return l_max - m0_log_likelihood(x, t, n, m) > crit
@@ -303,4 +305,4 @@ def m0_mle(occasions, captures, distinct, *, confidence: float = 0.95) -> M0Esti
     # Below, L increases towards the MLE: the first N inside, in [M, N̂], starts it.
     low = _first_true(lambda x: not outside(x), m, mle)
     return M0Estimate(float(mle), float(low), float(high), float(l_max), t, n, m,
-                      float(confidence), False, sig)
+                      confidence, False, sig)

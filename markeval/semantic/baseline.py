@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from markeval._checks import check_strings
+from markeval._checks import check_int, check_seed, check_strings
 
 __all__ = ["BASELINE_FILE", "Baseline", "compute_baseline", "load_baseline"]
 
@@ -109,8 +109,8 @@ def compute_baseline(
         raise ValueError(
             f"sentences has {len(sentences)} entries: at least 2 are needed for a pair"
         )
-    if isinstance(n_pairs, bool) or not isinstance(n_pairs, (int, np.integer)) or n_pairs < 1:
-        raise ValueError(f"n_pairs must be a positive int, got {n_pairs!r}")
+    n_pairs = check_int(n_pairs, "n_pairs", minimum=1)
+    seed = check_seed(seed)
     encoder = _resolve(model, device)
     selected = _resolve_layers(layers, encoder.num_layers)
     rng = np.random.default_rng(seed)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_references, check_strings
+from markeval._checks import check_bool, check_references, check_strings
 from markeval._signature import make_signature
 from markeval.semantic.idf import IDFWeights, uniform_weights
 
@@ -200,6 +200,7 @@ def _check_layer(layer, encoder) -> int:
 
 
 def _check_baseline(rescale, baseline, encoder, layer):
+    rescale = check_bool(rescale, "rescale")
     if baseline is not None and not rescale:
         raise ValueError("baseline= is only used with rescale=True")
     if not rescale:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_references, check_strings
+from markeval._checks import check_bool, check_int, check_references, check_strings
 from markeval._signature import make_signature
 from markeval.distribution._threads import single_threaded_blas
 # One warning class for "an empty side scored 0" across the embedding metrics.
@@ -257,15 +257,15 @@ def _settings(preset, encoder, layers, distance, n_gram, level, remove_subwords,
     given = {"layers": layers, "distance": distance, "n_gram": n_gram,
              "remove_subwords": remove_subwords, "remove_punctuation": remove_punctuation}
     chosen = {k: base[k] if v is None else v for k, v in given.items()}
+    for flag in ("remove_subwords", "remove_punctuation"):
+        check_bool(chosen[flag], flag)
     if preset == "v2" and chosen["n_gram"] != 1:
         raise ValueError("preset='v2' has no n-grams (the package ignores n_gram): use "
                          "preset='v1' or preset=None for n_gram=2")
     resolved_layers = _resolve_layers(chosen["layers"], encoder.num_layers)
     if chosen["distance"] not in _DISTANCES:
         raise ValueError(f"distance must be one of {_DISTANCES}, got {chosen['distance']!r}")
-    n = chosen["n_gram"]
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n_gram must be a positive int, got {n!r}")
+    n = check_int(chosen["n_gram"], "n_gram", minimum=1)
     if level not in _LEVELS:
         raise ValueError(f"level must be one of {_LEVELS}, got {level!r}")
     if level == "sentence" and n != 1:
@@ -273,9 +273,8 @@ def _settings(preset, encoder, layers, distance, n_gram, level, remove_subwords,
     if isinstance(stop_words, str):
         raise TypeError("stop_words must be a collection of words, not a single str")
     stops = frozenset(check_strings(list(stop_words or ()), "stop_words", allow_empty_list=True))
-    settings = _Settings(resolved_layers, chosen["distance"], int(n), level,
-                         bool(chosen["remove_subwords"]), bool(chosen["remove_punctuation"]),
-                         stops)
+    settings = _Settings(resolved_layers, chosen["distance"], n, level,
+                         chosen["remove_subwords"], chosen["remove_punctuation"], stops)
     # n_gram is free within v1; any other departure from the preset makes the recipe custom.
     same = preset is not None and resolved_layers == _resolve_layers(
         base["layers"], encoder.num_layers) and all(

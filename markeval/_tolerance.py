@@ -16,11 +16,15 @@ RTOL = 1e-12
 
 
 def negligible(value: float, scale: float) -> bool:
-    """True if ``|value|`` is rounding noise next to numbers of size ``scale`` (at least 1)."""
-    return abs(float(value)) <= RTOL * max(1.0, abs(float(scale)))
+    """True if ``|value|`` is rounding noise next to numbers of size ``|scale|``."""
+    return abs(float(value)) <= RTOL * abs(float(scale))
 
 
 def constant(values) -> bool:
-    """True if ``values`` differ only by rounding noise (their spread is negligible)."""
+    """True if ``values`` differ only by rounding noise (their spread is negligible).
+
+    Relative to the values themselves, with no absolute floor: data that is small but not
+    constant (say 1e-300 apart from 0) still has an order.
+    """
     values = np.asarray(values, dtype=np.float64)
     return negligible(np.ptp(values), np.abs(values).max())

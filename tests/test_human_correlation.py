@@ -161,3 +161,12 @@ def test_grouped_correlation_bad_input():
         grouped_correlation([1, 2, 3], [1, float("nan"), 3], ["t"] * 3)
     with pytest.raises(ValueError, match="metric has 3 items but groups has 2"):
         grouped_correlation([1, 2, 3], [1, 2, 3], ["t"] * 2)
+
+
+def test_a_score_constant_up_to_rounding_is_undefined_but_small_scores_are_not():
+    from markeval.experiments.human_correlation import _undefined_reason
+
+    human = np.array([0.1, 0.4, 0.2])
+    assert _undefined_reason(np.array([0.3, 0.3 + 5e-17, 0.3 - 5e-17]), human).startswith(
+        "constant metric score")
+    assert _undefined_reason(np.array([0.0, 1e-300, 3e-300]), human) is None

@@ -21,6 +21,7 @@ from markeval import __version__
 from markeval._cli_io import (format_corpus, format_sentences, name_lines, read_aligned, read_lines,
                               read_npy)
 from markeval._cli_registry import NOT_SCORED, CLIError, Row, available, get_metric, parse_options
+from markeval.population.mark_evaluate import SCHNABEL_ESTIMATORS
 
 __all__ = ["main"]
 
@@ -103,7 +104,7 @@ def _me(args) -> str:
             sentence_embeddings(t, encoder, progress=_progress(args)) for t in texts)
         meta = {"reference": args.reference, "candidate": args.candidate,
                 "encoder": encoder.name, "level": "sentence"}
-    result = mark_evaluate(reference, candidate, k=args.k)
+    result = mark_evaluate(reference, candidate, k=args.k, schnabel_estimator=args.estimator)
     rows = [Row(name, part.score, part.signature,
                 {"estimate": part.estimate, "population": part.population})
             for name, part in (("petersen", result.petersen),
@@ -165,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embeddings", nargs=2, metavar=("REF.npy", "CAND.npy"),
                    help="precomputed embeddings instead of text")
     p.add_argument("--k", type=int, default=1, help="neighbours per k-NN ball (default 1)")
+    p.add_argument("--estimator", choices=SCHNABEL_ESTIMATORS, default="printed",
+                   help="ME_Schnabel's estimator: Eq. 4 as printed, C_T M_T / R_T (default), or "
+                        "Schnabel's census form, sum C_i M_i / sum R_i")
     p.add_argument("--model", help="encoder directory (default: the packaged MiniLM)")
     p.add_argument("--device", help="torch device for the encoder (default cpu)")
     _add_output(p)

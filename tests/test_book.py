@@ -87,3 +87,36 @@ def test_setup_cell_installs_from_the_configured_repository(md):
 def test_chapter_has_exercises(md):
     text = md.read_text(encoding="utf-8")
     assert len(re.findall(r"^`{3,}\{exercise\}", text, flags=re.M)) >= 3, f"{md.name}: fewer than 3 exercises"
+
+
+_PAPER_NUMBER = re.compile(r"(?<![\d.])0\.\d{3}(?!\d)")
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=IDS)
+def test_no_chapter_types_a_paper_number_in_code(md):
+    """The papers' numbers come from markeval.paper_values (checked against the papers' text).
+
+    A code cell holding two or more three-decimal literals from the same table of a paper has
+    typed that table in by hand: read it with paper_value / paper_table instead. (One literal
+    alone is too often a coincidence — a cosine of 0.866, a 0.975 quantile — to flag.) Prose
+    may quote a number, naming its table.
+    """
+    from markeval.paper_values import VALUES
+
+    tables: dict[str, set] = {}
+    for v in VALUES:
+        tables.setdefault(f"{v.value:.3f}", set()).add((v.paper, v.table))
+    nb = jupytext.read(md)
+    for i, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        found = [m for m in set(_PAPER_NUMBER.findall(cell.source)) if m in tables]
+        for paper_table in {t for m in found for t in tables[m]}:
+            typed = sorted(m for m in found if paper_table in tables[m])
+            assert len(typed) < 2, (
+                f"{md.name}, code cell {i}, types {' '.join(paper_table)} numbers: {typed}")
+
+
+def test_no_tracker_wording_in_the_book():
+    for md in sorted((REPO / "book").glob("*.md")):
+        text = md.read_text(encoding="utf-8")
+        for phrase in ("issue #", "by issue", "from memory"):
+            assert phrase not in text, f"{md.name} says {phrase!r}"

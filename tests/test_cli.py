@@ -103,6 +103,17 @@ def test_stdin_and_table(files):
     assert row.split() == ["bleu", f"{want.score:.4f}", want.signature]
 
 
+def test_me_schnabel_estimator_option(files):
+    out = run("me", "--embeddings", files["a"], files["b"], "--k", "2", "--json",
+              "--estimator", "census")
+    assert out.returncode == 0, out.stderr
+    got = {r["metric"]: r for r in json.loads(out.stdout)["results"]}
+    want = markeval.mark_evaluate(np.load(files["a"]), np.load(files["b"]), k=2,
+                                  schnabel_estimator="census")
+    assert got["schnabel_quality"]["score"] == want.schnabel_quality.score
+    assert "estimator:census" in got["schnabel_diversity"]["signature"]
+
+
 def test_me_embeddings_equal_library(files):
     out = run("me", "--embeddings", files["a"], files["b"], "--k", "2", "--json")
     assert out.returncode == 0, out.stderr

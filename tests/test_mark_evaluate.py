@@ -33,7 +33,11 @@ def _nn_and_radii(x, k):
 
 
 def _reference(S, Sp, k):
-    """Eqs. 1–7 as loops over Python sets (slow, obviously the text of the paper)."""
+    """Eqs. 1–7 as loops over Python sets (slow, obviously the text of the paper).
+
+    Schnabel comes out both ways: Eq. 4 as printed, C_T M_T / R_T with M_T = |M(T)| the marks
+    after the last census, and Schnabel's census estimator Σ C_i |M(i)| / Σ R_i.
+    """
     n, n_p = len(S), len(Sp)
     nn_s, r_s = _nn_and_radii(S, k)
     nn_p, r_p = _nn_and_radii(Sp, k)
@@ -48,22 +52,25 @@ def _reference(S, Sp, k):
     petersen = math.inf if R == 0 else M * C / R
     # Schnabel: marks are ("s", a) and ("p", b).
     marks = {("s", a) for a in range(n)} | {("p", b) for b in range(n_p) if f_p[b]}
-    sum_cm = sum_r = 0
+    sum_cm = sum_c = sum_r = 0
     for i in range(n_p):
         s_caught = {("s", a) for a in range(n) if in_ball_of_p[a, i]}
         p_caught = {("p", b) for b in nn_p[i]}
         c_i = len(p_caught) + len(s_caught)
         r_i = len(s_caught & marks) + len(p_caught & marks)
         sum_cm += c_i * len(marks)
+        sum_c += c_i
         sum_r += r_i
         marks |= p_caught
-    schnabel = math.inf if sum_r == 0 else sum_cm / sum_r
+    m_t = len(marks)                                   # M(T): S ∪ S' after the last census
+    printed = math.inf if sum_r == 0 else sum_c * m_t / sum_r
+    census = math.inf if sum_r == 0 else sum_cm / sum_r
     # CAPTURE.
     c_total = (sum(k + 1 + int(in_ball_of_s[a].sum()) for a in range(n))
                + sum(k + 1 + int(in_ball_of_p[:, b].sum()) for b in range(n_p)))
     capture = m0_mle(pop, c_total, pop).estimate
-    return {"petersen": (petersen, M, C, R), "schnabel": (schnabel, sum_cm, sum_r),
-            "capture": (capture, c_total)}
+    return {"petersen": (petersen, M, C, R), "schnabel": (printed, sum_c, m_t, sum_r),
+            "census": (census, sum_cm, sum_r), "capture": (capture, c_total)}
 
 
 @st.composite
@@ -91,9 +98,13 @@ def test_equals_literal_reference(sets):
     S, Sp, k = sets
     ref = _reference(S, Sp, k)
     p, s, c = me_petersen(S, Sp, k), me_schnabel(S, Sp, k), me_capture(S, Sp, k)
-    assert (p.estimate, p.marked, p.captured, p.recaptured) == pytest.approx(ref["petersen"])
-    assert (s.estimate, s.sum_captured_times_marked, s.sum_recaptured) == pytest.approx(
-        ref["schnabel"])
+    census = me_schnabel(S, Sp, k, estimator="census")
+    # Integer counts, and estimates from one division of integers: exact.
+    assert (p.estimate, p.marked, p.captured, p.recaptured) == ref["petersen"]
+    assert (s.estimate, s.sum_captured, s.marked_total, s.sum_recaptured) == ref["schnabel"]
+    assert (census.estimate, census.sum_captured_times_marked,
+            census.sum_recaptured) == ref["census"]
+    assert (s.estimator, census.estimator) == ("printed", "census")
     assert (c.estimate, c.captures) == (ref["capture"][0], ref["capture"][1])
     pop = len(S) + len(Sp)
     for r in (p, s, c):
@@ -125,7 +136,8 @@ def test_tiny_2d_case_by_hand():
           C = 2 + 3 = 5, R = 3 + |{s'_1}| = 4, M = 4; then s'_2 is marked, |M| = 5.
       i=2, s'_2 = (5,5): NN = {s'_2, s'_3}, no s. C = 2, R = |{s'_2}| = 1, M = 5; mark s'_3.
       i=3, s'_3 = (6,5): NN = {s'_3, s'_2}, no s. C = 2, R = 2, M = 6.
-      P̂ = (5·4 + 2·5 + 2·6) / (4 + 1 + 2) = 42/7 = 6: score 1.
+      Eq. 4 as printed: C_T = 9, M_T = 6, R_T = 7, P̂ = 54/7, score 1 − (12/7)/6 = 5/7.
+      Census estimator: P̂ = (5·4 + 2·5 + 2·6) / (4 + 1 + 2) = 42/7 = 6: score 1.
 
     CAPTURE: t = 6, C_total = (2+1) + (2+0) + (2+1) + (2+3) + (2+0) + (2+0) = 17, M_T = 6.
     """
@@ -135,8 +147,10 @@ def test_tiny_2d_case_by_hand():
     assert (p.marked, p.captured, p.recaptured, p.estimate, p.score) == (4, 6, 4, 6.0, 1.0)
     s = me_schnabel(S, Sp, 1)
     assert (s.initially_marked, s.sum_captured_times_marked, s.sum_captured,
-            s.sum_recaptured) == (4, 42, 9, 7)
-    assert s.estimate == 6.0 and s.score == 1.0
+            s.sum_recaptured, s.marked_total) == (4, 42, 9, 7, 6)
+    assert s.estimate == 54 / 7 and s.score == pytest.approx(5 / 7, rel=1e-15)
+    census = me_schnabel(S, Sp, 1, estimator="census")
+    assert census.estimate == 6.0 and census.score == 1.0
     c = me_capture(S, Sp, 1)
     assert (c.occasions, c.captures, c.distinct) == (6, 17, 6)
     assert c.estimate == m0_mle(6, 17, 6).estimate
@@ -167,10 +181,12 @@ def test_theorems_a1_a2_equal_sets_score_one(case):
     A.2 holds exactly: M(1) is everything (2|S|), and C_i = R_i for every census.
     """
     S, k, perm = case
-    r = mark_evaluate(S, S[perm], k)
-    assert r.petersen.score == 1.0 and r.petersen.estimate == 2 * len(S)
-    assert r.schnabel_quality.score == 1.0 and r.schnabel_diversity.score == 1.0
-    assert r.schnabel_quality.sum_captured == r.schnabel_quality.sum_recaptured
+    for estimator in ("printed", "census"):
+        r = mark_evaluate(S, S[perm], k, schnabel_estimator=estimator)
+        assert r.petersen.score == 1.0 and r.petersen.estimate == 2 * len(S)
+        assert r.schnabel_quality.score == 1.0 and r.schnabel_diversity.score == 1.0
+        assert r.schnabel_quality.estimate == 2 * len(S)
+        assert r.schnabel_quality.sum_captured == r.schnabel_quality.sum_recaptured
 
 
 @settings(max_examples=60, deadline=None)
@@ -238,8 +254,9 @@ def test_far_apart_petersen_is_zero():
 
 
 @pytest.mark.parametrize("k, clusters", [(1, 20), (2, 10), (4, 8), (9, 10)])
-def test_far_apart_schnabel_is_not_zero(k, clusters):
-    """Schnabel on disjoint sets. No s' is in a ball of S nor s in a ball of S', so
+def test_far_apart_schnabel_census_is_not_zero(k, clusters):
+    """Schnabel's census estimator on disjoint sets. No s' is in a ball of S nor s in a ball
+    of S', so
     C_i = k + 1, M(1) = S, R_i = |NN_k(s'_i) ∩ ⋃_{j<i} NN_k(s'_j)|. Every s' is in its own
     NN, so ⋃_i NN_k(s'_i) = S' and Σ R_i = |S'|(k + 1) − |S'| = |S'| k, whatever the layout.
     With m_i = |⋃_{j<i} NN_k(s'_j)|:  P̂ = (k + 1)(|S||S'| + Σ m_i) / (|S'| k).
@@ -256,7 +273,7 @@ def test_far_apart_schnabel_is_not_zero(k, clusters):
     centres = np.arange(clusters)[:, None] * np.array([[100.0, 0.0]])
     Sp = np.repeat(centres, k + 1, axis=0) + rng.uniform(-1, 1, size=(n, 2)) + 1e4
     S = rng.normal(size=(n, 2))
-    s = me_schnabel(S, Sp, k)
+    s = me_schnabel(S, Sp, k, estimator="census")
     assert s.sum_recaptured == n * k and s.initially_marked == n
     expected = (k + 1) * (3 * n + k - 1) / (2 * k)
     assert s.estimate == pytest.approx(expected, rel=1e-12)
@@ -267,16 +284,26 @@ def test_far_apart_schnabel_is_not_zero(k, clusters):
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 20), st.integers(2, 20), st.integers(1, 6))
 def test_far_apart_schnabel_general_formula(seed, n, n_p, k):
-    """The closed form above, for any layout of S' (m_i counted directly)."""
+    """The closed forms on disjoint sets, for any layout of S' (m_i counted directly).
+
+    Eq. 4 as printed: C_T = (k + 1)|S'|, M_T = |S| + |S'| = P and R_T = k|S'|, so
+    P̂ = P (k + 1) / k and ME = 1 − 1/k exactly, whatever the sizes and the order of S'.
+    """
     k = min(k, n - 1, n_p - 1)
     rng = np.random.default_rng(seed)
     S, Sp = rng.normal(size=(n, 2)), rng.normal(size=(n_p, 2)) + 1e3
-    s = me_schnabel(S, Sp, k)
+    census = me_schnabel(S, Sp, k, estimator="census")
     nn = [set([i] + np.argsort(pairwise_sq_distances(Sp)[i], kind="stable")[1:k + 1].tolist())
           for i in range(n_p)]
     m = [len(set().union(*nn[:i])) for i in range(n_p)]
-    assert s.sum_recaptured == n_p * k
-    assert s.estimate == pytest.approx((k + 1) * (n * n_p + sum(m)) / (n_p * k), rel=1e-12)
+    assert census.sum_recaptured == n_p * k
+    assert census.estimate == pytest.approx((k + 1) * (n * n_p + sum(m)) / (n_p * k),
+                                            rel=1e-12)
+    printed = me_schnabel(S, Sp, k)
+    assert (printed.sum_captured, printed.marked_total) == ((k + 1) * n_p, n + n_p)
+    assert printed.estimate == pytest.approx((n + n_p) * (k + 1) / k, rel=1e-15)
+    assert printed.score == pytest.approx(1 - 1 / k, abs=1e-15)
+    assert me_schnabel(S, Sp[::-1], k).score == pytest.approx(1 - 1 / k, abs=1e-15)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
@@ -355,7 +382,12 @@ def test_signatures():
     S = np.random.default_rng(5).normal(size=(6, 2))
     r = mark_evaluate(S, S + 0.1, 2)
     assert r.petersen.signature.startswith("me_petersen|k:2|")
-    assert r.schnabel_quality.signature.startswith("me_schnabel|k:2|")
+    assert r.schnabel_quality.signature.startswith("me_schnabel|k:2|estimator:printed|")
+    assert r.signature.startswith("mark_evaluate|k:2|schnabel:printed|")
+    census = mark_evaluate(S, S + 0.1, 2, schnabel_estimator="census")
+    assert census.schnabel_diversity.signature.startswith("me_schnabel|k:2|estimator:census|")
+    with pytest.raises(ValueError, match="estimator must be one of"):
+        me_schnabel(S, S, 2, estimator="schnabel1938")
     assert r.capture.signature.startswith("me_capture|k:2|")
     assert r.signature.startswith("mark_evaluate|k:2|")
 
@@ -413,7 +445,7 @@ def test_word_level_equals_samples_as_arrays():
     for name in ("petersen", "schnabel_quality", "schnabel_diversity", "capture"):
         t, arr = getattr(by_text, name), getattr(by_array, name)
         assert (t.score, t.estimate) == (arr.score, arr.estimate)
-    assert by_text.signature.startswith(f"mark_evaluate|k:3|{_MODEL}|level:word|layers:-5,-4,-3,-2,-1|")
+    assert by_text.signature.startswith(f"mark_evaluate|k:3|schnabel:printed|{_MODEL}|level:word|layers:-5,-4,-3,-2,-1|")
     r = me_capture(_TEXTS_A, _TEXTS_A, 2, level="word", layers=[-2, -1])
     assert r.occasions == 2 * len(word_samples(_TEXTS_A, layers=[-2, -1]))
     assert r.signature.startswith(f"me_capture|k:2|{_MODEL}|level:word|layers:-2,-1|")

@@ -228,6 +228,37 @@ def test_expected_table_covers_every_metric():
         e = EXPECTED[EXPECTED["experiment"] == experiment]
         assert sorted(e["metric"]) == sorted(METRICS)
         assert set(e["expected"]) <= {"flat", "decreasing", "increasing"}
+    k = EXPECTED[EXPECTED["experiment"] == "k_sweep"]
+    assert sorted(k["metric"]) == sorted(m for m in METRICS if m.startswith("me_"))
+    assert not EXPECTED["why"].str.contains("issue").any()
+
+
+def test_verdicts_put_the_papers_words_beside_ours():
+    t = _fabricated({"prd_precision": [0.9, 0.8, 0.7, 0.6, 0.5],
+                     "me_schnabel_quality": [0.9, 0.9, 0.9, 0.9, 0.9]})
+    v = verdicts(t, "mode_collapse").set_index("metric")
+    # §4.1: "PRD's quality assessment or precision drops significantly as mode collapse
+    # aggravates"; and "our family of methods displays the expected behavior".
+    assert v.loc["prd_precision", "paper_observed"] == "decreasing"
+    assert "precision drops significantly" in v.loc["prd_precision", "paper_quote"]
+    assert v.loc["me_schnabel_quality", "paper_observed"] == "flat (as expected)"
+
+
+def test_k_sweep_verdicts():
+    from markeval.experiments.sensitivity import k_sweep
+    from markeval.experiments.sensitivity_verdicts import k_sweep_verdicts
+
+    rng = np.random.default_rng(0)
+    t = k_sweep(rng.normal(size=(60, 3)), rng.normal(size=(60, 3)), ks=[1, 2, 4, 8],
+                progress=False)
+    v = k_sweep_verdicts(t).set_index("metric")
+    assert list(v.index) == ["me_schnabel_quality", "me_schnabel_diversity", "me_petersen",
+                             "me_capture"]
+    assert (v["expected"] == "flat").all() and (v["figure"] == "Fig. 2 (§3)").all()
+    # "the scores of our family of methods also converge to their maximum value of 1"
+    assert v.loc["me_petersen", "paper_observed"] == "increasing"
+    means = t[t.estimator == "petersen"].sort_values("k")["score"]
+    assert v.loc["me_petersen", "observed"] == classify_trend(means)["observed"]
 
 
 # ---------------------------------------------------------------- bad input

@@ -1,4 +1,4 @@
-"""A ladder of text generators whose quality order is known by construction (issue #14).
+"""A ladder of text generators whose quality order is known by construction.
 
 Mark-Evaluate's §5 (Tables 1 and 4) ranks ten generators by human fluency ratings (Cífka et
 al. 2018); those texts and ratings are not public. This module builds the honest analogue on BBC

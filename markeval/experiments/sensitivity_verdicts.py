@@ -1,12 +1,17 @@
-"""Verdicts for the sensitivity experiments: did each metric move as expected?
+"""Verdicts for the sensitivity experiments: did each metric move as it should?
 
-The expectations are typed as data (:data:`EXPECTED`), each with the figure of Mordido & Meinel
-(2020) it belongs to and where the expectation comes from. The verdict is computed from the
-mean score per step (over seeds) with two numbers:
+Three columns meet in every verdict table:
 
-* Kendall's τ between step and mean score (the trend's direction and monotonicity);
-* the relative change ``(mean_last − mean_first) / |mean_first|`` and the largest relative
-  deviation from the first step, ``max_j |mean_j − mean_first| / |mean_first|``.
+* ``expected`` — how an ideal metric behaves as the perturbation grows (:data:`EXPECTED`, with
+  the reason in ``why``): a quality score stays flat when modes are dropped, a diversity score
+  falls, and so on;
+* ``observed`` — what the metric did here, computed from the mean score per step (over seeds)
+  with two numbers: Kendall's τ between step and mean score (the trend's direction and
+  monotonicity), and the relative change ``(mean_last − mean_first) / |mean_first|`` with the
+  largest relative deviation from the first step, ``max_j |mean_j − mean_first| / |mean_first|``;
+* ``paper_observed`` — what Mordido & Meinel (2020) report for the same experiment, from
+  :mod:`markeval.paper_values` (with the quote in ``paper_quote``; "not stated" where their
+  text says nothing about that metric).
 
 A metric is *flat* when the largest relative deviation is at most ``flat_tolerance``;
 *decreasing* (*increasing*) when τ ≤ −``tau_threshold`` (≥) and the relative change is below
@@ -20,46 +25,46 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from markeval._tolerance import constant, negligible
-from markeval.experiments.sensitivity import METRICS, summarize
+from markeval.experiments.sensitivity import ESTIMATORS, METRICS, summarize
+from markeval.paper_values import paper_observation
 
-_FIG = {"mode_collapse": "Fig. 3 (§4)", "word_swap": "Fig. 4 (§4)"}
-_ISSUE = "expected by issue #9"
+_FIG = {"k_sweep": "Fig. 2 (§3)", "mode_collapse": "Fig. 3 (§4.1)", "word_swap": "Fig. 4 (§4.2)"}
+_QUALITY = ("prd_precision", "ipr_precision", "me_schnabel_quality")
+_DIVERSITY = ("prd_recall", "ipr_recall", "me_schnabel_diversity")
+_SINGLE = ("me_petersen", "me_capture")
 
 
 def _rows():
-    mc = {
-        "fid": ("increasing", f"{_ISSUE}: single-valued scores get worse (FID is a distance, "
-                              "so worse = larger)"),
-        "prd_precision": ("flat", f"{_ISSUE}: quality-type scores flat; the issue reports that "
-                                  "the paper found PRD precision dropping"),
-        "prd_recall": ("decreasing", f"{_ISSUE}: diversity-type scores fall"),
-        "ipr_precision": ("flat", f"{_ISSUE}: quality-type scores flat"),
-        "ipr_recall": ("decreasing", f"{_ISSUE}: diversity-type scores fall"),
-        "me_schnabel_quality": ("flat", f"{_ISSUE}: ME quality flat"),
-        "me_schnabel_diversity": ("decreasing", f"{_ISSUE}: ME diversity falls"),
-        "me_petersen": ("decreasing", f"{_ISSUE}: single-valued scores fall"),
-        "me_capture": ("decreasing", f"{_ISSUE}: single-valued scores fall"),
-    }
-    ws = {
-        "fid": ("increasing", f"{_ISSUE}: single-valued scores get worse (FID grows)"),
-        "prd_precision": ("decreasing", f"{_ISSUE}: quality-type scores fall"),
-        "prd_recall": ("flat", f"{_ISSUE}: diversity-type scores flat"),
-        "ipr_precision": ("decreasing", f"{_ISSUE}: quality-type scores fall"),
-        "ipr_recall": ("flat", f"{_ISSUE}: diversity-type scores flat"),
-        "me_schnabel_quality": ("decreasing", f"{_ISSUE}: ME quality falls"),
-        "me_schnabel_diversity": ("flat", f"{_ISSUE}: ME diversity flat"),
-        "me_petersen": ("decreasing", f"{_ISSUE}: single-valued scores fall"),
-        "me_capture": ("decreasing", f"{_ISSUE}: single-valued scores fall"),
-    }
-    for experiment, table in (("mode_collapse", mc), ("word_swap", ws)):
+    for metric in METRICS:
+        yield "k_sweep", metric, "flat", (
+            "the two sets come from one distribution: an ideal estimator finds P at every K")
+    why = {"mode_collapse": ("every kept sentence is as realistic as before",
+                             "the dropped topics are covered by no generated sentence",
+                             "one number that mixes quality and diversity must see the loss"),
+           "word_swap": ("shuffled sentences are less fluent",
+                         "every topic is still covered",
+                         "one number that mixes quality and diversity must see the loss")}
+    behaviour = {"mode_collapse": ("flat", "decreasing", "decreasing"),
+                 "word_swap": ("decreasing", "flat", "decreasing")}
+    for experiment in ("mode_collapse", "word_swap"):
+        quality, diversity, single = behaviour[experiment]
+        q_why, d_why, s_why = why[experiment]
         for metric in METRICS:
-            expected, description = table[metric]
-            yield {"experiment": experiment, "metric": metric, "figure": _FIG[experiment],
-                   "expected": expected, "paper": description}
+            if metric == "fid":  # a distance: worse is larger
+                yield experiment, metric, "increasing", f"a distance: {s_why}"
+            elif metric in _QUALITY:
+                yield experiment, metric, quality, f"a quality score: {q_why}"
+            elif metric in _DIVERSITY:
+                yield experiment, metric, diversity, f"a diversity score: {d_why}"
+            else:
+                yield experiment, metric, single, s_why
 
 
-#: Expected behaviour of each metric as the perturbation grows, per experiment.
-EXPECTED = pd.DataFrame(list(_rows()))
+#: How an ideal metric behaves as each perturbation grows (``k_sweep``: same-distribution sets,
+#: K growing, ME estimators only), and why.
+EXPECTED = pd.DataFrame(
+    [{"experiment": e, "metric": m, "figure": _FIG[e], "expected": x, "why": w}
+     for e, m, x, w in _rows() if e != "k_sweep" or m.startswith("me_")])
 
 _BEHAVIOURS = ("decreasing", "increasing", "flat")
 
@@ -102,6 +107,36 @@ def classify_trend(means, *, tau_threshold: float = 0.6, flat_tolerance: float =
             "max_relative_deviation": max_dev}
 
 
+def _verdict_row(metric: str, means, expected: pd.Series, experiment: str, **thresholds) -> dict:
+    trend = classify_trend(means, **thresholds)
+    paper = paper_observation(experiment, metric)
+    # The paper often says only "the expected behavior": spell out which one it means.
+    said = (f"{expected['expected']} (as expected)" if paper.observed == "as expected"
+            else paper.observed)
+    return {"metric": metric, "figure": expected["figure"], "expected": expected["expected"],
+            "observed": trend["observed"],
+            "agrees": bool(trend["observed"] == expected["expected"]),
+            "paper_observed": said,
+            "kendall_tau": trend["kendall_tau"],
+            "relative_change": trend["relative_change"],
+            "max_relative_deviation": trend["max_relative_deviation"],
+            "why": expected["why"], "paper_quote": paper.quote}
+
+
+def _expected_for(experiment: str, expected: pd.DataFrame | None) -> pd.DataFrame:
+    expected = EXPECTED if expected is None else expected
+    known = sorted(expected["experiment"].unique())
+    if experiment not in known:
+        raise ValueError(f"unknown experiment {experiment!r}; experiments are {', '.join(known)}")
+    return expected[expected["experiment"] == experiment].set_index("metric")
+
+
+def _ordered(rows: list[dict]) -> pd.DataFrame:
+    order = {m: i for i, m in enumerate(METRICS)}
+    out = pd.DataFrame(rows)
+    return out.sort_values("metric", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
 def verdicts(table: pd.DataFrame, experiment: str, *, tau_threshold: float = 0.6,
              flat_tolerance: float = 0.05, expected: pd.DataFrame | None = None) -> pd.DataFrame:
     """Computed behaviour of each metric of an experiment table beside the expected one.
@@ -122,7 +157,8 @@ def verdicts(table: pd.DataFrame, experiment: str, *, tau_threshold: float = 0.6
     -------
     pandas.DataFrame
         One row per metric: ``metric``, ``figure``, ``expected``, ``observed``, ``agrees``,
-        ``kendall_tau``, ``relative_change``, ``max_relative_deviation``, ``paper``.
+        ``paper_observed``, ``kendall_tau``, ``relative_change``,
+        ``max_relative_deviation``, ``why``, ``paper_quote``.
 
     Examples
     --------
@@ -134,11 +170,10 @@ def verdicts(table: pd.DataFrame, experiment: str, *, tau_threshold: float = 0.6
     0  ipr_precision        flat        flat    True
     1     ipr_recall  decreasing  decreasing    True
     """
-    expected = EXPECTED if expected is None else expected
-    known = sorted(expected["experiment"].unique())
-    if experiment not in known:
-        raise ValueError(f"unknown experiment {experiment!r}; experiments are {', '.join(known)}")
-    exp = expected[expected["experiment"] == experiment].set_index("metric")
+    if experiment == "k_sweep":
+        raise ValueError("unknown experiment 'k_sweep' for verdicts(); experiments are "
+                         "mode_collapse, word_swap (the K sweep has k_sweep_verdicts)")
+    exp = _expected_for(experiment, expected)
     summary = summarize(table)
     rows = []
     for metric in summary["metric"].unique():
@@ -146,18 +181,47 @@ def verdicts(table: pd.DataFrame, experiment: str, *, tau_threshold: float = 0.6
             raise ValueError(f"unknown metric {metric!r} for {experiment}; metrics are "
                              f"{', '.join(exp.index)}")
         means = summary[summary["metric"] == metric].sort_values("step")["mean"]
-        trend = classify_trend(means, tau_threshold=tau_threshold, flat_tolerance=flat_tolerance)
-        e = exp.loc[metric]
-        rows.append({"metric": metric, "figure": e["figure"], "expected": e["expected"],
-                     "observed": trend["observed"],
-                     "agrees": bool(trend["observed"] == e["expected"]),
-                     "kendall_tau": trend["kendall_tau"],
-                     "relative_change": trend["relative_change"],
-                     "max_relative_deviation": trend["max_relative_deviation"],
-                     "paper": e["paper"]})
-    order = {m: i for i, m in enumerate(METRICS)}
-    out = pd.DataFrame(rows)
-    return out.sort_values("metric", key=lambda s: s.map(order)).reset_index(drop=True)
+        rows.append(_verdict_row(metric, means, exp.loc[metric], experiment,
+                                 tau_threshold=tau_threshold, flat_tolerance=flat_tolerance))
+    return _ordered(rows)
 
 
-__all__ = ["EXPECTED", "classify_trend", "verdicts"]
+def k_sweep_verdicts(table: pd.DataFrame, *, tau_threshold: float = 0.6,
+                     flat_tolerance: float = 0.05) -> pd.DataFrame:
+    """Verdicts of the K sweep: how each ME score moves as K grows, on same-distribution sets.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`~markeval.experiments.sensitivity.k_sweep` (columns ``k``,
+        ``estimator``, ``score``).
+    tau_threshold, flat_tolerance : float
+        See the module notes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`verdicts`, one row per ME score (``me_petersen``, ``me_schnabel_quality``,
+        ``me_schnabel_diversity``, ``me_capture``).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"k": [1, 2, 3] * 2, "estimator": ["petersen"] * 3 + ["capture"] * 3,
+    ...                   "score": [0.6, 0.8, 0.95, 0.99, 1.0, 1.0]})
+    >>> k_sweep_verdicts(t)[["metric", "expected", "observed", "paper_observed"]]
+            metric expected    observed paper_observed
+    0  me_petersen     flat  increasing     increasing
+    1   me_capture     flat        flat     increasing
+    """
+    exp = _expected_for("k_sweep", None)
+    rows = []
+    for name in ESTIMATORS:
+        part = table[table["estimator"] == name].sort_values("k")
+        if len(part):
+            rows.append(_verdict_row(f"me_{name}", part["score"], exp.loc[f"me_{name}"],
+                                     "k_sweep", tau_threshold=tau_threshold,
+                                     flat_tolerance=flat_tolerance))
+    return _ordered(rows)
+
+
+__all__ = ["EXPECTED", "classify_trend", "k_sweep_verdicts", "verdicts"]

@@ -14,6 +14,8 @@ and ``P̂ = inf`` (no recapture) scores 0.
 * :func:`me_petersen` (Eq. 3) — ``M = |S| + Σ f(s', S)``, ``C = |S'| + Σ f(s, S')``,
   ``R = Σ f(s', S) + Σ f(s, S')``, ``f(x, A) = 1`` when ``x`` is in some ball of ``A``;
 * :func:`me_schnabel` (Eqs. 4–5) — one census per ``s'_i`` in input order (not symmetric);
+  by default Eq. 4 as printed, ``P̂ = C_T M_T / R_T`` with ``M_T = |S ∪ S'|``, and Schnabel's
+  own census estimator ``Σ C_i |M(i)| / Σ R_i`` as the option ``estimator="census"``;
 * :func:`me_capture` (Eqs. 6–7) — the M0 MLE with ``t = |S| + |S'|`` occasions;
 * :func:`mark_evaluate` — all four scores from one geometry pass;
 * :func:`word_samples` — the word-level samples of paper §6: one per token per layer.
@@ -57,11 +59,14 @@ __all__ = [
     "mark_evaluate",
     "me_score",
     "word_samples",
+    "SCHNABEL_ESTIMATORS",
 ]
 
 #: The paper's word-level setting (§6, Figure 5): the last five hidden layers.
 DEFAULT_WORD_LAYERS = (-5, -4, -3, -2, -1)
 _LEVELS = ("sentence", "word")
+#: ME_Schnabel's estimators: Eq. 4 as printed (the default) and Schnabel's census form.
+SCHNABEL_ESTIMATORS = ("printed", "census")
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,12 @@ class MEPetersenResult:
 
 @dataclass(frozen=True)
 class MESchnabelResult:
-    """ME_Schnabel: ``P̂ = Σ C_i M_i / Σ R_i`` over the ``|S'|`` censuses (Eq. 4)."""
+    """ME_Schnabel over the ``|S'|`` censuses (Eqs. 4–5).
+
+    ``estimate`` is ``sum_captured * marked_total / sum_recaptured`` (Eq. 4 as printed,
+    ``C_T M_T / R_T``) or ``sum_captured_times_marked / sum_recaptured`` (Schnabel's census
+    estimator), as ``estimator`` says.
+    """
 
     score: float
     estimate: float
@@ -89,6 +99,8 @@ class MESchnabelResult:
     sum_captured: int
     sum_recaptured: int
     initially_marked: int
+    marked_total: int
+    estimator: str
     k: int
     signature: str
 
@@ -268,7 +280,13 @@ def _petersen(g: _Geometry) -> MEPetersenResult:
                             g.k, make_signature("me_petersen", k=g.k, **g.settings))
 
 
-def _schnabel(g: _Geometry) -> MESchnabelResult:
+def _check_estimator(estimator) -> str:
+    if estimator not in SCHNABEL_ESTIMATORS:
+        raise ValueError(f"estimator must be one of {SCHNABEL_ESTIMATORS}, got {estimator!r}")
+    return estimator
+
+
+def _schnabel(g: _Geometry, estimator: str = "printed") -> MESchnabelResult:
     n_p, k = g.n_prime, g.k
     # Census i catches NN_k(s'_i, S') (s'_i and its k neighbours) and the s inside its ball.
     caught = np.concatenate([np.arange(n_p)[:, None], g.balls_prime.indices], axis=1)
@@ -288,12 +306,16 @@ def _schnabel(g: _Geometry) -> MESchnabelResult:
     # Every s caught is marked (S was marked first); Theorem A.2: the S' term once per census.
     recaptured = s_caught + already
     sum_cm = int((captured * marked_before).sum())
-    sum_r = int(recaptured.sum())
-    est = math.inf if sum_r == 0 else sum_cm / sum_r
-    pop = g.n + g.n_prime
-    return MESchnabelResult(me_score(est, pop), float(est), pop, sum_cm, int(captured.sum()),
-                            sum_r, g.n + int(initially.sum()), k,
-                            make_signature("me_schnabel", k=k, **g.settings))
+    sum_c = int(captured.sum())                      # C_T
+    sum_r = int(recaptured.sum())                    # R_T
+    # Census i marks s'_i itself, so after the last census every point is marked: M_T = |S ∪ S'|.
+    pop = marked_total = g.n + g.n_prime
+    numerator = sum_c * marked_total if estimator == "printed" else sum_cm
+    est = math.inf if sum_r == 0 else numerator / sum_r
+    return MESchnabelResult(me_score(est, pop), float(est), pop, sum_cm, sum_c, sum_r,
+                            g.n + int(initially.sum()), marked_total, estimator, k,
+                            make_signature("me_schnabel", k=k, estimator=estimator,
+                                           **g.settings))
 
 
 def _capture(g: _Geometry) -> MECaptureResult:
@@ -350,27 +372,47 @@ def me_petersen(S, S_prime, k: int, *, model=None, level: str = "sentence", laye
     return _petersen(g)
 
 
-def me_schnabel(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
-                cache_dir=None, backend: str = "numpy", device=None) -> MESchnabelResult:
+def me_schnabel(S, S_prime, k: int, *, estimator: str = "printed", model=None,
+                level: str = "sentence", layers=None, cache_dir=None, backend: str = "numpy",
+                device=None) -> MESchnabelResult:
     """ME_Schnabel (Eqs. 4–5): ``S`` marked first, then one census per ``s'_i`` in input order.
 
     Before the censuses, all of ``S`` and every ``s'`` inside a ball of ``S`` are marked
-    (``M(1)``). Census ``i`` captures ``NN_k(s'_i, S')`` (``k + 1`` points) and the ``s`` inside
-    the ball of ``s'_i``; its recaptures are those ``s`` plus ``|M(i) ∩ NN_k(s'_i, S')|``; then
-    ``NN_k(s'_i, S')`` is marked. ``P̂ = Σ C_i |M(i)| / Σ R_i``. Not symmetric: quality is
-    ``me_schnabel(reference, candidate)``, diversity ``me_schnabel(candidate, reference)``.
+    (``M(1)``). Census ``i`` captures ``C_i = k + 1 + #{{s in the ball of s'_i}}`` points,
+    ``NN_k(s'_i, S')`` and those ``s``; its recaptures are ``R_i`` = those ``s`` plus
+    ``|M(i) ∩ NN_k(s'_i, S')|`` (counted once per census: the printed sum over ``j`` would add
+    it ``|S|`` times, and Theorem A.2 holds only with once); then ``NN_k(s'_i, S')`` is
+    marked. After the last census everything is marked, ``M_T = |S| + |S'|``.
+
+    ``estimator="printed"`` (default): Eq. 4 as printed, ``P̂ = C_T M_T / R_T`` with
+    ``C_T = Σ C_i`` and ``R_T = Σ R_i``. ``estimator="census"``: Schnabel's (1938) census
+    estimator ``P̂ = Σ C_i |M(i)| / Σ R_i``, which weighs each census by the marks at large
+    before it. The two agree on equal sets (both give ``2|S|``, Theorem A.2) and differ
+    elsewhere; the signature says which one ran.
+
+    Not symmetric: quality is ``me_schnabel(reference, candidate)``, diversity
+    ``me_schnabel(candidate, reference)``.
     {params}
+    estimator : {{"printed", "census"}}, default "printed"
+        Which form of Eq. 4 turns the census counts into ``P̂``.
+
     Examples
     --------
     >>> import numpy as np
     >>> S = np.array([[0.0], [1.0], [3.0]])
     >>> r = me_schnabel(S, S.copy(), k=1)
-    >>> r.score, r.sum_captured_times_marked, r.sum_recaptured
-    (1.0, 72, 12)
+    >>> r.score, r.sum_captured, r.marked_total, r.sum_recaptured
+    (1.0, 12, 6, 12)
+    >>> far = me_schnabel(S, S + 100.0, k=2)   # disjoint sets: 1 - 1/K, in any order
+    >>> far.estimate, round(far.score, 4)
+    (9.0, 0.5)
+    >>> me_schnabel(S, S + 100.0, k=2, estimator="census").signature  # doctest: +ELLIPSIS
+    'me_schnabel|k:2|estimator:census|version:...'
     """
+    estimator = _check_estimator(estimator)
     g = _geometry(S, S_prime, k, ("S", "S_prime"), model, backend, device, level, layers,
                   cache_dir)
-    return _schnabel(g)
+    return _schnabel(g, estimator)
 
 
 def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
@@ -394,9 +436,9 @@ def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layer
     return _capture(g)
 
 
-def mark_evaluate(reference, candidate, k: int, *, model=None, level: str = "sentence",
-                  layers=None, cache_dir=None, backend: str = "numpy",
-                  device=None) -> MarkEvaluateResult:
+def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "printed",
+                  model=None, level: str = "sentence", layers=None, cache_dir=None,
+                  backend: str = "numpy", device=None) -> MarkEvaluateResult:
     """All four Mark-Evaluate scores of ``candidate`` against ``reference`` from one geometry.
 
     ``petersen`` and ``capture`` are symmetric; ``schnabel_quality`` =
@@ -409,6 +451,8 @@ def mark_evaluate(reference, candidate, k: int, *, model=None, level: str = "sen
         As ``S`` and ``S_prime`` of :func:`me_petersen`.
     k, model, level, layers, cache_dir, backend, device
         As in :func:`me_petersen`.
+    schnabel_estimator : {"printed", "census"}, default "printed"
+        ``estimator`` of :func:`me_schnabel`, for both Schnabel scores.
 
     Examples
     --------
@@ -418,13 +462,16 @@ def mark_evaluate(reference, candidate, k: int, *, model=None, level: str = "sen
     >>> r.petersen.score, r.schnabel_quality.sum_recaptured
     (0.0, 80)
     """
+    estimator = _check_estimator(schnabel_estimator)
     g = _geometry(reference, candidate, k, ("reference", "candidate"), model, backend, device,
                   level, layers, cache_dir)
     # The reversed view needs no new distances: swap the roles of the two sets.
     rev = _Geometry(g.n_prime, g.n, g.k, g.balls_prime, g.balls, g.prime_in_s, g.s_in_prime,
                     g.settings)
-    return MarkEvaluateResult(_petersen(g), _schnabel(g), _schnabel(rev), _capture(g), g.k,
-                              make_signature("mark_evaluate", k=g.k, **g.settings))
+    return MarkEvaluateResult(_petersen(g), _schnabel(g, estimator), _schnabel(rev, estimator),
+                              _capture(g), g.k,
+                              make_signature("mark_evaluate", k=g.k, schnabel=estimator,
+                                             **g.settings))
 
 
 for _f in (me_petersen, me_schnabel, me_capture):

@@ -1,9 +1,11 @@
-"""The ``markeval`` command line: ``score``, ``me`` and ``list``.
+"""The ``markeval`` command line: ``score``, ``me``, ``list`` and ``cache``.
 
 ``python -m markeval score --metric bleu --hyp system.txt --ref reference.txt`` scores a
 system output (one sentence per line) against one or more line-aligned reference files;
 ``python -m markeval me --reference a.txt --candidate b.txt`` gives the Mark-Evaluate scores of
-two sets of sentences; ``python -m markeval list`` prints the metrics and their options.
+two sets of sentences; ``python -m markeval list`` prints the metrics and their options;
+``python -m markeval cache`` shows where the on-disk cache lives and its size per kind, and
+``python -m markeval cache clear KIND`` empties a kind.
 
 Every user error (missing file, line counts that differ, unknown metric or option, a file that
 is not UTF-8, a value the metric rejects) ends with one line on stderr and exit status 2.
@@ -131,6 +133,39 @@ def _list(args) -> str:
     return "\n".join(lines)
 
 
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def _cache(args) -> str:
+    import json
+
+    from markeval.cache import CACHE_KINDS, cache_root, cache_usage, clear_cache
+
+    root = cache_root()
+    if args.action == "clear":
+        kinds = ("all", *CACHE_KINDS, "partial")
+        unknown = [kind for kind in args.kinds if kind not in kinds]
+        if unknown or not args.kinds:
+            raise CLIError(f"cache clear needs kinds from {', '.join(kinds)}"
+                           + (f"; got {' '.join(unknown)}" if unknown else ""))
+        removed = sum(clear_cache(kind) for kind in dict.fromkeys(args.kinds))
+        return f"removed {removed} files from {root}"
+    if args.kinds:
+        raise CLIError(f"cache {args.action} takes no kind (got {' '.join(args.kinds)})")
+    usage = cache_usage()
+    setting = ("set by MARKEVAL_CACHE" if os.environ.get("MARKEVAL_CACHE")
+               else "the default; set MARKEVAL_CACHE to move it")
+    if args.fmt == "json":
+        return json.dumps({"root": str(root), "usage": usage}, indent=2)
+    lines = [f"cache root: {root} ({setting})", f"{'kind':<12}{'files':>8}{'size':>12}"]
+    lines += [f"{kind:<12}{u['files']:>8}{_size(u['bytes']):>12}" for kind, u in usage.items()]
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``markeval`` command."""
     parser = _Parser(prog="markeval", description="Metrics for generated text.")
@@ -176,6 +211,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list the metrics and their options")
     p.set_defaults(run=_list)
+
+    p = sub.add_parser("cache", help="where the on-disk cache lives, its size; clear it",
+                       description="markeval keeps downloaded data sets (kind 'data') and "
+                                   "embeddings (kind 'embeddings') under one folder: "
+                                   "$MARKEVAL_CACHE, or ~/.cache/markeval. 'partial' files are "
+                                   "what a killed process left while writing.")
+    p.add_argument("action", nargs="?", choices=("info", "clear"), default="info",
+                   help="info (default): the folder and its size per kind; clear: delete kinds")
+    p.add_argument("kinds", nargs="*", metavar="KIND",
+                   help="for clear: data, embeddings, partial or all")
+    p.add_argument("--json", dest="fmt", action="store_const", const="json", default="table",
+                   help="print JSON (info)")
+    p.set_defaults(run=_cache)
     return parser
 
 

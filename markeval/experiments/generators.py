@@ -42,10 +42,10 @@ Generators (each emits exactly ``n`` non-empty sentences)
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +53,8 @@ import numpy as np
 
 from markeval._checks import check_seed
 from markeval._signature import make_signature
+from markeval.cache import CacheWarning, atomic_write
+from markeval.datasets._integrity import sha256_file
 from markeval.experiments.sensitivity import swapped_texts
 from markeval.text import split_sentences
 
@@ -264,14 +266,6 @@ def smollm2_sentences(prompts, *, temperature: float, seed: int = 0, batch_size:
     return out
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _smollm2_settings(n: int, seed: int) -> dict:
     return {"n": n, "seed": seed, "temperatures": list(SMOLLM2_TEMPERATURES),
             "prompt_words": PROMPT_WORDS, "max_new_tokens": _MAX_NEW_TOKENS, "batch_size": _BATCH,
@@ -298,22 +292,38 @@ def write_smollm2_cache(n: int, *, seed: int = 0, path: Path = CACHE_FILE, progr
         seconds[f"{t:g}"] = round(time.perf_counter() - start, 1)
     model = smollm2_path()
     data = {"settings": _smollm2_settings(n, seed), "model_file": model.name,
-            "model_sha256": _sha256(model), "torch": torch.__version__,
+            "model_sha256": sha256_file(model), "torch": torch.__version__,
             "transformers": transformers.__version__, "seconds": seconds,
             "prompts": prompts, "texts": texts}
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
     return path
+
+
+def _read_generations(path: Path) -> dict | None:
+    """The generations file's content; None (with a CacheWarning) when it cannot be read.
+
+    The packaged file is not deleted when it is damaged (it is part of the installation):
+    the caller's error then says how to write it again.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not isinstance(data.get("settings"), dict):
+            raise ValueError("no 'settings' object")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        warnings.warn(f"the SmolLM2 generations file {path} is unreadable ({err}); "
+                      "ignoring it", CacheWarning, stacklevel=3)
+        return None
+    return data
 
 
 def load_smollm2_cache(n: int, *, seed: int = 0, path: Path = CACHE_FILE) -> dict | None:
     """The cached SmolLM2 generations if they were made for ``(n, seed)``; else None."""
-    path = Path(path)
-    if not path.is_file():
-        return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if data["settings"] == _smollm2_settings(n, seed) else None
+    data = _read_generations(Path(path))
+    return data if data is not None and data["settings"] == _smollm2_settings(n, seed) else None
 
 
 # ---------------------------------------------------------------------------- the ladder
@@ -449,10 +459,11 @@ def build_ladder(n: int, *, seed: int = 0, smollm2: str = "cache", names=None) -
 
 
 def _cache_settings():
-    if not CACHE_FILE.is_file():
+    data = _read_generations(CACHE_FILE)
+    if data is None:
         return "nothing"
-    s = json.loads(CACHE_FILE.read_text(encoding="utf-8"))["settings"]
-    return f"n={s['n']}, seed={s['seed']}"
+    s = data["settings"]
+    return f"n={s.get('n')}, seed={s.get('seed')}"
 
 
 def main(argv=None) -> None:

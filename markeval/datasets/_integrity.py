@@ -1,0 +1,106 @@
+"""Checksums of the data we read: pinned sizes and SHA-256, and the check of a copy.
+
+A truncated transfer, an HTML error page saved under a data file's name or an upstream file
+that changed would otherwise change every table computed from it without a word. The pinned
+values live in ``checksums.json`` beside this module; regenerate them (only when a source
+changes on purpose) from a trusted data root with::
+
+    python -m markeval.datasets._integrity ../shared/data
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+CHECKSUMS_FILE = Path(__file__).with_name("checksums.json")
+
+
+class DataIntegrityError(ValueError):
+    """A data file is not the pinned one (size or SHA-256 differs)."""
+
+
+def sha256_file(path: Path) -> str:
+    """SHA-256 hex digest of a file, read in 1 MiB blocks.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "x"
+    >>> _ = path.write_bytes(b"abc")
+    >>> sha256_file(path)[:16]
+    'ba7816bf8f01cfea'
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_problem(path: Path, pinned: tuple[int, str], *, full: bool) -> str | None:
+    """Why the file at ``path`` is not the pinned ``(size, sha256)``; None when it is.
+
+    The size is always compared (one ``stat``); the hash only when ``full`` or when the size
+    already differs (so that the message can give both hashes).
+    """
+    size, sha = pinned
+    actual_size = path.stat().st_size
+    if actual_size == size and not full:
+        return None
+    actual_sha = sha256_file(path)
+    if actual_size == size and actual_sha == sha:
+        return None
+    return (f"sha256 {actual_sha} ({actual_size} bytes), expected sha256 {sha} "
+            f"({size} bytes)")
+
+
+def corpus_digest(files: list[Path], root: Path) -> dict:
+    """Count, total size and one SHA-256 over many files (their paths relative to ``root``).
+
+    The digest hashes each relative path and each file's own digest in sorted path order, so
+    it changes when any file is changed, added, removed or renamed.
+    """
+    digest = hashlib.sha256()
+    total = 0
+    for path in sorted(files, key=lambda p: p.relative_to(root).as_posix()):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(bytes.fromhex(sha256_file(path)))
+        total += path.stat().st_size
+    return {"files": len(files), "bytes": total, "sha256": digest.hexdigest()}
+
+
+def bbc_files(folder: Path) -> list[Path]:
+    """The BBC files the loader reads: ``<topic>/*.txt`` for the five topics."""
+    from markeval.datasets.bbc import BBC_TOPICS
+
+    return [p for topic in BBC_TOPICS for p in (folder / topic).glob("*.txt")]
+
+
+def compute_checksums(data_root: Path, bbc_folder: Path) -> dict:
+    """The content of ``checksums.json``, computed from trusted copies."""
+    from markeval.datasets._sources import SOURCES
+
+    table = {}
+    for name, source in SOURCES.items():
+        table[name] = {f: {"size": (data_root / name / f).stat().st_size,
+                           "sha256": sha256_file(data_root / name / f)} for f in source.files}
+    table["bbc"] = corpus_digest(bbc_files(bbc_folder), bbc_folder)
+    return table
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        sys.exit("usage: python -m markeval.datasets._integrity DATA_ROOT (holding wmt17/, tac/)")
+    from markeval.datasets.bbc import bbc_dir
+
+    table = compute_checksums(Path(args[0]), bbc_dir())
+    CHECKSUMS_FILE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {CHECKSUMS_FILE}")
+
+
+if __name__ == "__main__":
+    main()

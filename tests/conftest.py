@@ -35,6 +35,37 @@ def chapter_sources() -> list[Path]:
     )
 
 
+def pin_data(monkeypatch, folder: Path) -> Path:
+    """Pin data set ``folder.name`` to the sizes and hashes of the files now in ``folder``.
+
+    For tests of the loaders' own logic on fabricated files; the pinned-checksum check itself
+    is tested in ``test_datasets.py``.
+    """
+    import dataclasses
+    from types import MappingProxyType
+
+    from markeval.datasets import _locate, _sources
+    from markeval.datasets._integrity import sha256_file
+
+    source = _sources.SOURCES[folder.name]
+    sums = {f: ((folder / f).stat().st_size, sha256_file(folder / f))
+            for f in source.files if (folder / f).is_file()}
+    monkeypatch.setitem(_sources.SOURCES, folder.name,
+                        dataclasses.replace(source, checksums=MappingProxyType(sums)))
+    monkeypatch.setattr(_locate, "_hashed", set())
+    return folder
+
+
+def use_fake_data(monkeypatch, root: Path) -> None:
+    """Point the loaders at fabricated data sets under ``root`` (pinned to their files)."""
+    from markeval.datasets._sources import SOURCES
+
+    for name in SOURCES:
+        if (root / name).is_dir():
+            pin_data(monkeypatch, root / name)
+    monkeypatch.setenv("MARKEVAL_DATA", str(root))
+
+
 def _data_found(name: str) -> bool:
     from markeval.datasets import DataNotFoundError, locate
 

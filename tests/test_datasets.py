@@ -13,7 +13,6 @@ import re
 import shutil
 import urllib.error
 from pathlib import Path
-from types import MappingProxyType
 
 import pytest
 from hypothesis import given
@@ -41,7 +40,7 @@ from markeval.datasets import (
     wmt17_pairs,
     wmt17_system_match,
 )
-from conftest import REPO, needs_tac, needs_wmt17
+from conftest import REPO, needs_tac, needs_wmt17, pin_data
 from markeval.datasets import _locate, _sources
 from markeval.datasets._integrity import CHECKSUMS_FILE, compute_checksums, sha256_file
 from markeval.datasets.bbc import _decode
@@ -90,15 +89,6 @@ def _write_tac(root: Path, remote: bool = False) -> Path:
     return folder
 
 
-def _pin(monkeypatch, folder: Path) -> Path:
-    """Pin data set ``folder.name`` to the files now in ``folder`` (for the loaders' own tests)."""
-    source = _sources.SOURCES[folder.name]
-    sums = {f: ((folder / f).stat().st_size, sha256_file(folder / f)) for f in source.files}
-    monkeypatch.setitem(_sources.SOURCES, folder.name,
-                        dataclasses.replace(source, checksums=MappingProxyType(sums)))
-    return folder
-
-
 @pytest.fixture
 def isolated(tmp_path, monkeypatch):
     """No real data root is visible: cwd, package dir and HOME all point into tmp_path.
@@ -112,9 +102,8 @@ def isolated(tmp_path, monkeypatch):
     (tmp_path / "home").mkdir()
     monkeypatch.chdir(tmp_path / "work" / "main" / "book")
     monkeypatch.setattr(_locate, "_PACKAGE_DIR", tmp_path / "site" / "markeval" / "datasets")
-    monkeypatch.setattr(_locate, "_hashed", set())
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    _pin(monkeypatch, _write_tac(tmp_path / "pinned"))
+    pin_data(monkeypatch, _write_tac(tmp_path / "pinned"))
     return tmp_path
 
 
@@ -375,7 +364,7 @@ def _write_fake_wmt17(monkeypatch, root: Path, lines: list[str], edit=None) -> P
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     if edit is not None:
         edit(folder)
-    return _pin(monkeypatch, folder)
+    return pin_data(monkeypatch, folder)
 
 
 def test_line_count_mismatch_raises(isolated, monkeypatch):

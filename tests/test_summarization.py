@@ -9,6 +9,7 @@ from markeval.datasets import load_tac
 from markeval.experiments.summarization import (
     SummaryItem, pairwise_scores, summary_items, summary_level_correlations)
 from markeval.stats import correlation
+from conftest import use_fake_data
 
 
 def _fabricate(root, year):
@@ -40,7 +41,7 @@ def _fabricate(root, year):
 def fabricated(tmp_path, monkeypatch):
     data = _fabricate(tmp_path, 2008)
     _fabricate(tmp_path, 2009)  # the loader wants the whole data set's files in the folder
-    monkeypatch.setenv("MARKEVAL_DATA", str(tmp_path))
+    use_fake_data(monkeypatch, tmp_path)
     return data, load_tac(2008)
 
 

@@ -12,7 +12,7 @@ from markeval.experiments.translation import (
     correlations_by_pair, metric_agreement, segment_level_scores, sentence_subset,
     system_level_scores)
 from markeval.stats import pearson
-from conftest import needs_wmt17
+from conftest import needs_wmt17, use_fake_data
 
 
 def _bleu(hyps, refs):
@@ -214,7 +214,7 @@ def test_pipeline_on_a_tiny_fake_wmt17_layout(tmp_path, monkeypatch):
     (folder / "DA-seglevel.csv").write_text(
         "LP DATA SYSTEM SID HUMAN\n"
         + "".join(f"cs-en newstest2017 {s} {sid} {h}\n" for s, sid, h in seg_rows))
-    monkeypatch.setenv("MARKEVAL_DATA", str(tmp_path))
+    use_fake_data(monkeypatch, tmp_path)
 
     data = load_wmt17("cs-en", detokenize=True)
     assert data.references == ("the cat sat.", "it rained.", "we won't go.")

@@ -34,10 +34,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from markeval._checks import check_seed
 from markeval._tolerance import constant
+from markeval.experiments.parallel import run_units
 from markeval.experiments.sensitivity import scores
 from markeval.lexical.ngram_lm import NGramLM
 from markeval.stats import kendall, spearman
@@ -142,7 +142,8 @@ class ForwardCE:
 def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str, np.ndarray],
                      reference: Sequence[str], reference_embeddings, ce: ForwardCE, *,
                      rounds: int = 0, fraction: float = 0.8, k: int = 3, prd_runs: int = 5,
-                     seed: int = 0, progress: bool = False) -> pd.DataFrame:
+                     seed: int = 0, progress: bool = False,
+                     n_jobs: int | None = None) -> pd.DataFrame:
     """Every metric of every generator: on all sentences (round 0) and on ``rounds`` subsets.
 
     Parameters
@@ -161,6 +162,10 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
     k, prd_runs, seed
         As in :func:`embedding_metrics`; ``seed`` also draws the subsets.
     progress : bool
+    n_jobs : int or None, default None
+        Worker processes for the embedding metrics, one (round, generator) each (None: one
+        per core, or the workers of an active joblib backend; 1: serial). The subsets are
+        drawn here, in the serial order, so the table is identical whatever ``n_jobs``.
 
     Returns
     -------
@@ -182,21 +187,29 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
         raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
     nll = {name: ce.sentence_nll(generated[name]) for name in names}
     rng = np.random.default_rng(check_seed(seed))
-    rows = []
+    rows, units = [], []
     m = max(k + 2, round(fraction * n))
-    for r in tqdm(range(rounds + 1), desc="rounds", disable=not progress):
+    for r in range(rounds + 1):
         ref_idx = np.arange(n) if r == 0 else np.sort(rng.choice(n, m, replace=False))
         ref_text = [reference[i] for i in ref_idx]
         for name in names:
             idx = np.arange(n) if r == 0 else np.sort(rng.choice(n, m, replace=False))
             texts = [generated[name][i] for i in idx]
-            row = {"round": r, "generator": name,
-                   "forward CE": float(nll[name][0][idx].sum() / nll[name][1][idx].sum() / math.log(2)),
-                   "reverse CE": ce.reverse(texts, ref_text)}
-            row.update(embedding_metrics(ref_emb[ref_idx], np.asarray(embeddings[name])[idx], k=k,
-                                         prd_runs=prd_runs, seed=seed + r))
-            rows.append(row)
+            rows.append({"round": r, "generator": name,
+                         "forward CE": float(nll[name][0][idx].sum() / nll[name][1][idx].sum()
+                                             / math.log(2)),
+                         "reverse CE": ce.reverse(texts, ref_text)})
+            units.append((ref_emb[ref_idx], np.asarray(embeddings[name])[idx], k, prd_runs,
+                          seed + r))
+    for row, values in zip(rows, run_units(_embedding_unit, units, n_jobs=n_jobs,
+                                           progress=progress, desc="sets")):
+        row.update(values)
     return pd.DataFrame(rows)
+
+
+def _embedding_unit(reference, candidate, k: int, prd_runs: int, seed: int) -> dict:
+    """One unit of :func:`score_generators`: the embedding metrics of one (round, generator)."""
+    return embedding_metrics(reference, candidate, k=k, prd_runs=prd_runs, seed=seed)
 
 
 def partial_order_tau(values: Mapping[str, float], chains: Mapping[str, Sequence[str]]) -> float:

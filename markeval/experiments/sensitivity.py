@@ -20,13 +20,13 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from markeval._checks import (check_embeddings, check_k, check_list, check_probability, check_seed,
                               check_strings)
 from markeval.distribution.fid import fid
 from markeval.distribution.ipr import improved_precision_recall
 from markeval.distribution.prd import prd
+from markeval.experiments.parallel import run_units
 from markeval.population.mark_evaluate import mark_evaluate
 
 #: Metric keys, in table order. PRD's precision and recall are the curve's summaries
@@ -119,8 +119,8 @@ def scores(reference, candidate, metrics=METRICS, *, me_k: int = 1, ipr_k: int =
     return {m: float(out[m]) for m in metrics}
 
 
-def k_sweep(reference, evaluation, ks=range(1, 41), *, encoder=None, progress: bool = True
-            ) -> pd.DataFrame:
+def k_sweep(reference, evaluation, ks=range(1, 41), *, encoder=None, progress: bool = True,
+            n_jobs: int | None = None) -> pd.DataFrame:
     """Population estimate and score of every ME estimator against K (paper Fig. 2).
 
     Parameters
@@ -132,6 +132,9 @@ def k_sweep(reference, evaluation, ks=range(1, 41), *, encoder=None, progress: b
     encoder : callable, optional
         ``texts -> embeddings``; default :func:`default_encoder`.
     progress : bool, default True
+    n_jobs : int or None, default None
+        Worker processes, one value of K each (None: one per core, or the workers of an active
+        joblib backend; 1: serial). The table is identical whatever ``n_jobs``.
 
     Returns
     -------
@@ -151,20 +154,23 @@ def k_sweep(reference, evaluation, ks=range(1, 41), *, encoder=None, progress: b
     ref = _encode(reference, "reference", encoder)
     ev = _encode(evaluation, "evaluation", encoder)
     ks = [check_k(k, min(len(ref), len(ev)), name="K", set_name="the smaller set") for k in ks]
-    rows = []
-    for k in tqdm(ks, desc="K sweep", disable=not progress):
-        r = mark_evaluate(ref, ev, k=k)
-        for name in ESTIMATORS:
-            est = getattr(r, name)
-            rows.append({"k": int(k), "estimator": name, "estimate": float(est.estimate),
-                         "population": int(est.population), "score": float(est.score)})
-    return pd.DataFrame(rows)
+    units = [(ref, ev, k) for k in ks]
+    rows = run_units(_k_rows, units, n_jobs=n_jobs, progress=progress, desc="K sweep")
+    return pd.DataFrame([row for part in rows for row in part])
+
+
+def _k_rows(ref: np.ndarray, ev: np.ndarray, k: int) -> list[dict]:
+    """One unit of :func:`k_sweep`: every estimator at one K."""
+    r = mark_evaluate(ref, ev, k=k)
+    return [{"k": int(k), "estimator": name, "estimate": float(getattr(r, name).estimate),
+             "population": int(getattr(r, name).population),
+             "score": float(getattr(r, name).score)} for name in ESTIMATORS]
 
 
 def perturbation_sweep(reference, make_candidate, levels, *, seeds=(0, 1, 2), metrics=METRICS,
                        me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
                        fid_allow_singular: bool = False, progress: bool = True,
-                       desc: str = "sweep") -> pd.DataFrame:
+                       desc: str = "sweep", n_jobs: int | None = None) -> pd.DataFrame:
     """Score candidates made at each perturbation level against a fixed reference.
 
     Parameters
@@ -172,7 +178,8 @@ def perturbation_sweep(reference, make_candidate, levels, *, seeds=(0, 1, 2), me
     reference : array_like (n, d)
         Reference embeddings, the same for every level and seed.
     make_candidate : callable
-        ``make_candidate(level, seed) -> (m, d) embeddings``.
+        ``make_candidate(level, seed) -> (m, d) embeddings``. Called here, in this process
+        (it may encode texts), one unit at a time as workers become free.
     levels : sequence
         Perturbation levels, from none to the strongest (the ``step`` column is the index).
     seeds : sequence of int
@@ -183,6 +190,9 @@ def perturbation_sweep(reference, make_candidate, levels, *, seeds=(0, 1, 2), me
     progress : bool, default True
     desc : str
         Label of the progress bar.
+    n_jobs : int or None, default None
+        Worker processes scoring the (seed, level) units (None: one per core, or the workers of
+        an active joblib backend; 1: serial, here). The table is identical whatever ``n_jobs``.
 
     Returns
     -------
@@ -209,16 +219,23 @@ def perturbation_sweep(reference, make_candidate, levels, *, seeds=(0, 1, 2), me
              enumerate(check_list(seeds, "seeds", "a sequence of int seeds"))]
     if not levels or not seeds:
         raise ValueError("levels and seeds must each hold at least one value")
-    rows = []
     todo = list(itertools.product(seeds, enumerate(levels)))
-    for seed, (step, level) in tqdm(todo, desc=desc, disable=not progress):
-        cand = make_candidate(level, seed)
-        for metric, value in scores(ref, cand, metrics, me_k=me_k, ipr_k=ipr_k,
-                                    prd_runs=prd_runs, fid_allow_singular=fid_allow_singular,
-                                    seed=seed).items():
-            rows.append({"seed": seed, "step": step, "level": level, "metric": metric,
-                         "value": value})
-    return pd.DataFrame(rows)
+    options = {"me_k": me_k, "ipr_k": ipr_k, "prd_runs": prd_runs,
+               "fid_allow_singular": fid_allow_singular}
+    # A generator: each candidate is made (encoded) only when a worker is about to be free.
+    units = ((ref, make_candidate(level, seed), metrics, {**options, "seed": seed})
+             for seed, (_, level) in todo)
+    results = run_units(_scores_unit, units, n_jobs=n_jobs, progress=progress, desc=desc,
+                        total=len(todo))
+    return pd.DataFrame([{"seed": seed, "step": step, "level": level, "metric": metric,
+                          "value": value}
+                         for (seed, (step, level)), values in zip(todo, results)
+                         for metric, value in values.items()])
+
+
+def _scores_unit(reference: np.ndarray, candidate: np.ndarray, metrics, options: dict) -> dict:
+    """One unit of :func:`perturbation_sweep`: :func:`scores` of one (seed, level)."""
+    return scores(reference, candidate, metrics, **options)
 
 
 def collapse_order(labels, n: int, seed: int = 0) -> tuple:
@@ -272,7 +289,7 @@ def _collapsed_indices(labels: np.ndarray, order, step: int, n: int, rng) -> np.
 def mode_collapse(reference, evaluation, labels, *, n: int | None = None, seeds=(0, 1, 2),
                   metrics=METRICS, me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
                   fid_allow_singular: bool = False, encoder=None,
-                  progress: bool = True) -> pd.DataFrame:
+                  progress: bool = True, n_jobs: int | None = None) -> pd.DataFrame:
     """Mode collapse (paper Fig. 3): the evaluation set from T, T−1, …, 1 labels, same size.
 
     For each seed, :func:`collapse_order` draws the order in which labels are dropped; step
@@ -288,7 +305,7 @@ def mode_collapse(reference, evaluation, labels, *, n: int | None = None, seeds=
         One label (topic, genre) per row of ``evaluation``; at least 2 distinct.
     n : int, optional
         Evaluation set size; default ``len(reference)`` (equal sizes, as in the paper).
-    seeds, metrics, me_k, ipr_k, prd_runs, fid_allow_singular
+    seeds, metrics, me_k, ipr_k, prd_runs, fid_allow_singular, n_jobs
         As in :func:`perturbation_sweep`.
     encoder : callable, optional
         For text input; default :func:`default_encoder`.
@@ -337,7 +354,7 @@ def mode_collapse(reference, evaluation, labels, *, n: int | None = None, seeds=
     t = perturbation_sweep(ref, make, list(range(n_labels)), seeds=seeds, metrics=metrics,
                            me_k=me_k, ipr_k=ipr_k, prd_runs=prd_runs,
                            fid_allow_singular=fid_allow_singular, progress=progress,
-                           desc="mode collapse")
+                           desc="mode collapse", n_jobs=n_jobs)
     t["kept"] = [kept_names[s, j] for s, j in zip(t["seed"], t["step"])]
     t["level"] = n_labels - t["step"]
     return t[["seed", "step", "level", "kept", "metric", "value"]]
@@ -393,7 +410,7 @@ def swapped_texts(texts, p: float, seed: int) -> list[str]:
 def word_swap(reference, evaluation, ps=tuple(i / 10 for i in range(11)), *, seeds=(0, 1, 2),
               metrics=METRICS, me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
               fid_allow_singular: bool = False, encoder=None,
-              progress: bool = True) -> pd.DataFrame:
+              progress: bool = True, n_jobs: int | None = None) -> pd.DataFrame:
     """Word swap (paper Fig. 4): evaluation texts perturbed by :func:`swap_words`, re-encoded.
 
     Parameters
@@ -402,8 +419,9 @@ def word_swap(reference, evaluation, ps=tuple(i / 10 for i in range(11)), *, see
     evaluation : list of str
         The evaluation texts (the same texts at every ``p``; only the swaps change).
     ps : sequence of float, default 0, 0.1, …, 1
-    seeds, metrics, me_k, ipr_k, prd_runs, fid_allow_singular
+    seeds, metrics, me_k, ipr_k, prd_runs, fid_allow_singular, n_jobs
         As in :func:`perturbation_sweep`; the seed drives the swaps (and PRD's clusters).
+        The swapped texts are encoded here, one unit at a time, as workers become free.
     encoder : callable, optional
         ``texts -> embeddings``; default :func:`default_encoder`.
     progress : bool, default True
@@ -444,7 +462,7 @@ def word_swap(reference, evaluation, ps=tuple(i / 10 for i in range(11)), *, see
     return perturbation_sweep(ref, make, ps, seeds=seeds, metrics=metrics, me_k=me_k,
                               ipr_k=ipr_k, prd_runs=prd_runs,
                               fid_allow_singular=fid_allow_singular, progress=progress,
-                              desc="word swap")
+                              desc="word swap", n_jobs=n_jobs)
 
 
 def bbc_sets(n: int, *, pool_per_topic: int | None = None, seed: int = 0):

@@ -38,6 +38,7 @@ from markeval import geometry
 from markeval._checks import check_seed
 from markeval.distribution.prd import prd
 from markeval.experiments.human_correlation import grouped_correlation
+from markeval.experiments.parallel import resolve_n_jobs, run_units
 from markeval.population import mark_evaluate as _me
 from markeval.stats import METHODS
 
@@ -48,6 +49,8 @@ __all__ = ["HUMAN_SCORES", "SummaryItem", "WordSetMetrics", "pairwise_scores", "
 HUMAN_SCORES = ("pyr_score", "responsiveness")
 
 _AGGREGATES = {"mean": np.mean, "max": np.max}
+# Summaries per parallel unit of the set metrics (about 2.5 s of work for TAC word samples).
+_UNIT = 8
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,8 @@ def pairwise_scores(items: Sequence[SummaryItem],
 
 
 def set_scores(items: Sequence[SummaryItem],
-               metric: Callable[[list[str], list[str]], float | Mapping[str, float]]
+               metric: Callable[[list[str], list[str]], float | Mapping[str, float]], *,
+               n_jobs: int | None = None, progress: bool = False
                ) -> np.ndarray | dict[str, np.ndarray]:
     """Score each summary against the *set* of its references (one call per summary).
 
@@ -194,6 +198,14 @@ def set_scores(items: Sequence[SummaryItem],
         name to float (several scores from one computation). Every item must give the same
         names. Items come in order, so a metric can reuse work across the summaries of one
         topic (same references), as :class:`WordSetMetrics` does.
+    n_jobs : int or None, default None
+        For a :class:`WordSetMetrics`: worker processes (None: one per core, or the workers of
+        an active joblib backend such as Dask; see :mod:`markeval.experiments.parallel`). Up
+        to eight consecutive summaries with the same references make one unit: their samples
+        are embedded here, then scored by a worker. The scores are identical to ``n_jobs=1``.
+        Any other callable runs here, serially (it may hold a model).
+    progress : bool, default False
+        With a :class:`WordSetMetrics` in parallel, a bar counting finished units.
 
     Returns
     -------
@@ -218,12 +230,17 @@ def set_scores(items: Sequence[SummaryItem],
                         f"or mapping, got {type(metric).__name__}")
     if len(items) == 0:
         raise ValueError("no summaries to score")
-    names: tuple[str, ...] | None = None
-    rows = []
-    for index, item in enumerate(items):
+    for item in items:
         if not item.references:
             raise ValueError(f"summary {item.summ_id!r} of topic {item.topic!r} has no references")
-        value = metric([item.text], list(item.references))
+    n_jobs = resolve_n_jobs(n_jobs)
+    if isinstance(metric, WordSetMetrics) and n_jobs != 1:
+        values = metric._score_groups(items, n_jobs=n_jobs, progress=progress)
+    else:
+        values = (metric([item.text], list(item.references)) for item in items)
+    names: tuple[str, ...] | None = None
+    rows = []
+    for index, (item, value) in enumerate(zip(items, values)):
         if isinstance(value, Mapping):
             got = tuple(value)
             if not got:
@@ -324,40 +341,112 @@ class WordSetMetrics:
             raise ValueError(f"ks has repeated values: {ks!r}")
         if dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
-        self.embed, self.ks = embed, tuple(int(k) for k in sorted(ks))
-        self.prd_clusters, self.prd_runs, self.seed, self.dtype = (
-            int(prd_clusters), int(prd_runs), check_seed(seed), dtype)
-        self.min_samples = max(max(self.ks) + 1, self.prd_clusters)
+        self.embed = embed
+        self._scorer = _SetScorer(tuple(int(k) for k in sorted(ks)), int(prd_clusters),
+                                  int(prd_runs), check_seed(seed), dtype)
         self.n_too_short = 0
         self._reference: tuple | None = None  # (texts, samples, balls at max K)
 
     @property
+    def ks(self) -> tuple[int, ...]:
+        """The values of K, ascending."""
+        return self._scorer.ks
+
+    @property
+    def min_samples(self) -> int:
+        """Fewest samples a summary needs (max K + 1 and the PRD clusters); fewer score 0."""
+        return self._scorer.min_samples
+
+    @property
     def names(self) -> list[str]:
         """The score names, in the order of each returned mapping."""
+        return self._scorer.names
+
+    def _samples(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.embed(list(texts)), dtype=np.float64)
+
+    def __call__(self, candidate_texts: list[str], reference_texts: list[str]) -> dict[str, float]:
+        key = tuple(reference_texts)
+        if self._reference is None or self._reference[0] != key:
+            self._reference = (key, *self._scorer.reference(self._samples(reference_texts)))
+        return self._count(self._scorer.score(self._samples(candidate_texts),
+                                              *self._reference[1:]))
+
+    def _count(self, scores: dict | None) -> dict[str, float]:
+        if scores is None:
+            self.n_too_short += 1
+            return dict.fromkeys(self.names, 0.0)
+        return scores
+
+    def _score_groups(self, items: Sequence[SummaryItem], *, n_jobs, progress):
+        """Scores of ``items`` (in order), in parallel units of at most ``_UNIT`` summaries.
+
+        A unit holds summaries with the same references (one topic), so that the references'
+        samples are embedded once per topic; each unit builds their balls again (cheap next to
+        scoring eight summaries), so that a single topic spreads over all workers too.
+        """
+        chunks: list[list[SummaryItem]] = []
+        for item in items:
+            last = chunks[-1] if chunks else None
+            if last and last[0].references == item.references and len(last) < _UNIT:
+                last.append(item)
+            else:
+                chunks.append([item])
+
+        def units():
+            # A generator: samples are embedded (here, by the one encoder) only when a worker
+            # is about to be free, so memory holds a few units' samples, not all of them.
+            reference = (None, None)
+            for chunk in chunks:
+                if reference[0] != chunk[0].references:
+                    reference = (chunk[0].references,
+                                 self._samples(list(chunk[0].references)))
+                yield (self._scorer, reference[1],
+                       [self._samples([item.text]) for item in chunk])
+
+        for scores in run_units(_score_group, units(), n_jobs=n_jobs, progress=progress,
+                                desc="summaries (units of 8)", total=len(chunks)):
+            yield from (self._count(s) for s in scores)
+
+
+@dataclass(frozen=True)
+class _SetScorer:
+    """The settings and arithmetic of :class:`WordSetMetrics`, without the encoder.
+
+    Picklable (arrays in, floats out), so that a worker process can score a topic.
+    """
+
+    ks: tuple[int, ...]
+    prd_clusters: int
+    prd_runs: int
+    seed: int
+    dtype: str
+
+    @property
+    def min_samples(self) -> int:
+        return max(max(self.ks) + 1, self.prd_clusters)
+
+    @property
+    def names(self) -> list[str]:
         out = ["PRD precision"]
         for k in self.ks:
             out += [f"IPR precision (K={k})", f"ME Petersen (K={k})",
                     f"ME Schnabel quality (K={k})", f"ME CAPTURE (K={k})"]
         return out
 
-    def _reference_geometry(self, reference_texts: list[str]):
-        key = tuple(reference_texts)
-        if self._reference is None or self._reference[0] != key:
-            samples = np.asarray(self.embed(list(reference_texts)), dtype=np.float64)
-            if samples.ndim != 2 or len(samples) < self.min_samples:
-                raise ValueError(f"the references give {len(samples)} samples; at least "
-                                 f"{self.min_samples} are needed (max K + 1 and the PRD clusters)")
-            balls = geometry.knn_balls(samples, max(self.ks), dtype=self.dtype,
-                                       name="reference samples")
-            self._reference = (key, samples, balls)
-        return self._reference[1], self._reference[2]
+    def reference(self, samples: np.ndarray) -> tuple[np.ndarray, geometry.KNNBalls]:
+        """The reference samples and their balls at the largest K (the smaller are prefixes)."""
+        if samples.ndim != 2 or len(samples) < self.min_samples:
+            raise ValueError(f"the references give {len(samples)} samples; at least "
+                             f"{self.min_samples} are needed (max K + 1 and the PRD clusters)")
+        return samples, geometry.knn_balls(samples, max(self.ks), dtype=self.dtype,
+                                           name="reference samples")
 
-    def __call__(self, candidate_texts: list[str], reference_texts: list[str]) -> dict[str, float]:
-        ref, ref_balls = self._reference_geometry(reference_texts)
-        cand = np.asarray(self.embed(list(candidate_texts)), dtype=np.float64)
+    def score(self, cand: np.ndarray, ref: np.ndarray,
+              ref_balls: geometry.KNNBalls) -> dict[str, float] | None:
+        """Every score of one summary's samples; None when it has too few samples."""
         if cand.ndim != 2 or len(cand) < self.min_samples:
-            self.n_too_short += 1
-            return dict.fromkeys(self.names, 0.0)
+            return None
         out = {}
         rng = np.random.default_rng(self.seed)
         n = min(len(ref), len(cand))
@@ -378,6 +467,13 @@ class WordSetMetrics:
             out[f"ME Schnabel quality (K={k})"] = _me._schnabel(g).score
             out[f"ME CAPTURE (K={k})"] = _me._capture(g).score
         return {name: float(out[name]) for name in self.names}
+
+
+def _score_group(scorer: _SetScorer, reference: np.ndarray,
+                 candidates: list[np.ndarray]) -> list[dict[str, float] | None]:
+    """One parallel unit: a few summaries of a topic against the topic's reference samples."""
+    ref, balls = scorer.reference(reference)
+    return [scorer.score(cand, ref, balls) for cand in candidates]
 
 
 def _prefix(balls: geometry.KNNBalls, k: int) -> geometry.KNNBalls:

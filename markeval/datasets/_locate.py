@@ -186,8 +186,11 @@ def _source(name: str) -> Source:
 
 
 def _problems(folder: Path, source: Source, *, full: bool) -> dict[str, str]:
+    """Why each file present in ``folder`` is not the pinned one (missing files are skipped)."""
     problems = {}
     for rel in source.files:
+        if not (folder / rel).is_file():
+            continue
         problem = file_problem(folder / rel, source.checksums[rel], full=full)
         if problem is not None:
             problems[rel] = problem
@@ -195,7 +198,7 @@ def _problems(folder: Path, source: Source, *, full: bool) -> dict[str, str]:
 
 
 def _check_copy(folder: Path, source: Source, why: str, *, full: bool) -> bool:
-    """True when ``folder`` holds the pinned files; heal the download cache, refuse the rest.
+    """True when the files in ``folder`` are the pinned ones; heal the cache, refuse the rest.
 
     A bad file in the download cache is deleted with a :class:`CacheWarning` (the caller
     downloads it again); anywhere else it is the user's copy, refused by name.
@@ -298,10 +301,10 @@ def locate(name: str, *, download_if_missing: bool = True) -> Path:
         attempt = "Download not attempted (download_if_missing=False)."
     else:
         try:
+            # Files kept from an earlier, partial download are checked first (bad ones are
+            # deleted and so downloaded again); new files are checked as they arrive.
+            _check_copy(cache_dir() / source.name, source, "download cache", full=True)
             folder = download(name)
-            # Files kept from an earlier, partial download are checked too; bad ones go again.
-            if not _check_copy(folder, source, "download cache", full=True):
-                download(name)
         except (urllib.error.URLError, OSError) as err:
             attempt = f"Download from {source.base_url} into {cache_dir()} failed: {err}"
         else:

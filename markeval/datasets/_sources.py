@@ -31,7 +31,7 @@ class Source:
     title: str
     base_url: str
     files: tuple[str, ...]
-    checksums: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    checksums: MappingProxyType
     remote: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     def url(self, file: str) -> str:

@@ -112,8 +112,8 @@ def run_units(function: Callable, units: Iterable, *, n_jobs: int | None = None,
                 bar.update()
             return out
         failed: list[Exception] = []
-        calls = (_delayed(function)(*unit) for unit in _until_error(units, failed))
-        results = _parallel(n_jobs)(calls)
+        parallel, delayed = _joblib(n_jobs)
+        results = parallel(delayed(function)(*unit) for unit in _until_error(units, failed))
         out = []
         try:
             for result in results:
@@ -145,21 +145,20 @@ def _until_error(units: Iterable, failed: list) -> Iterable:
         yield unit
 
 
-def _delayed(function):
-    import joblib
+def _joblib(n_jobs: int | None):
+    """A joblib ``Parallel`` yielding results in order, and joblib's ``delayed``.
 
-    return joblib.delayed(function)
-
-
-def _parallel(n_jobs: int | None):
-    """A joblib ``Parallel`` yielding results in order; loky with 1 BLAS thread unless the
-    caller chose another backend (a cluster) with ``joblib.parallel_config``."""
+    Loky with one BLAS thread per worker, unless the caller chose another backend (a cluster)
+    with ``joblib.parallel_config``. Imported here so that ``import markeval`` stays light.
+    """
     import joblib
     from joblib._parallel_backends import LokyBackend
     from joblib.parallel import get_active_backend
 
     backend, _ = get_active_backend()
     if isinstance(backend, LokyBackend):  # joblib's default: our process pool
-        return joblib.Parallel(n_jobs=n_jobs or joblib.cpu_count(), backend="loky",
-                               inner_max_num_threads=1, return_as="generator")
-    return joblib.Parallel(n_jobs=n_jobs or -1, return_as="generator")
+        parallel = joblib.Parallel(n_jobs=n_jobs or joblib.cpu_count(), backend="loky",
+                                   inner_max_num_threads=1, return_as="generator")
+    else:
+        parallel = joblib.Parallel(n_jobs=n_jobs or -1, return_as="generator")
+    return parallel, joblib.delayed

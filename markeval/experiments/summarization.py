@@ -405,7 +405,7 @@ class WordSetMetrics:
                        [self._samples([item.text]) for item in chunk])
 
         for scores in run_units(_score_group, units(), n_jobs=n_jobs, progress=progress,
-                                desc="summaries (units of 8)", total=len(chunks)):
+                                desc=f"summaries (units of {_UNIT})", total=len(chunks)):
             yield from (self._count(s) for s in scores)
 
 

@@ -6,7 +6,7 @@ sentence encoder), ``markeval.datasets`` (BBC, WMT17, TAC), ``markeval.exercises
 (the book's auto-checked exercises).
 """
 
-__version__ = "0.1.0"
+from markeval._version import __version__
 
 from markeval.distribution.fid import FIDResult, fid, frechet_distance
 from markeval.distribution.ipr import IPRResult, improved_precision_recall

@@ -14,7 +14,7 @@ def make_signature(metric: str, **fields) -> str:
     >>> make_signature("bleu", tok="13a", smooth="exp", lowercase=False)  # doctest: +ELLIPSIS
     'bleu|tok:13a|smooth:exp|lowercase:no|version:...'
     """
-    from markeval import __version__
+    from markeval._version import __version__
 
     parts = [metric]
     for key, value in fields.items():

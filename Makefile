@@ -60,9 +60,9 @@ notebook: install
 	[c.metadata.pop('execution', None) for c in nb.cells]; f.write(nb, p)" $(basename $(MD)).ipynb
 
 # The student edition: solutions hidden, solution code stripped, built without execution from
-# the committed notebooks into _build/student/_build/html.
+# the committed notebooks into _build/student/_build/html. Book tooling (tools/), not the library.
 student: install
-	$(PY) -m markeval.exercises.student_edition _build/student
+	$(PY) -m tools.student_edition _build/student
 
 clean:
 	rm -rf _build

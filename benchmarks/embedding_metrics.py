@@ -82,9 +82,11 @@ def main() -> None:
         scorer = BERTScorer(model_type=str(encoder.path), num_layers=args.layer,
                             batch_size=args.batch_size, device=args.device)
 
+    batched = encoder.configure(batch_size=args.batch_size)
+
     def ours():
-        return np.array(bertscore(hyps, refs, model=encoder, layer=args.layer,
-                                  batch_size=args.batch_size, progress=False).sentence_f1)
+        return np.array(bertscore(hyps, refs, model=batched, layer=args.layer,
+                                  progress=False).sentence_f1)
 
     def theirs():
         return scorer.score(hyps, refs)[2].numpy()
@@ -102,8 +104,7 @@ def main() -> None:
 
     # ---------------------------------------------------------------- MoverScore
     def mover():
-        return moverscore(hyps, refs, model=encoder, preset="v2", batch_size=args.batch_size,
-                          progress=False)
+        return moverscore(hyps, refs, model=batched, preset="v2", progress=False)
 
     def mover_encoding():
         # MoverScore v2 reads the same token vectors as BERTScore (last layer): the encoding

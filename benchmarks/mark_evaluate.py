@@ -73,7 +73,8 @@ def main() -> None:
         a = rng.normal(size=(args.n, args.dim))
         b = rng.normal(size=(args.n, args.dim)) + 0.05
     _, floor_s, floor_mem = _measure(lambda: _floor(a, b, args.backend))
-    result, me_s, me_mem = _measure(lambda: mark_evaluate(a, b, args.k, backend=args.backend))
+    result, me_s, me_mem = _measure(
+        lambda: mark_evaluate(a, b, args.k, backend=args.backend, progress=False))
     print(f"data={args.data} n={args.n} dim={a.shape[1]} k={args.k} backend={args.backend}")
     print(f"floor (3 distance passes): {floor_s:8.2f} s  peak {floor_mem / 2**20:8.1f} MiB")
     print(f"mark_evaluate (all four):  {me_s:8.2f} s  peak {me_mem / 2**20:8.1f} MiB")

@@ -30,7 +30,8 @@ def study(hyps, refs, model):
         "BERTScore F": bertscore(hyps, refs, model=model, progress=False).sentence_f1,
         "MoverScore v1": moverscore(hyps, refs, model=model, preset="v1",
                                     progress=False).sentence_scores,
-        "word samples": np.concatenate([word_samples(hyps, model), word_samples(refs, model)]),
+        "word samples": np.concatenate([word_samples(hyps, model, progress=False),
+                                        word_samples(refs, model, progress=False)]),
         "sentence vectors": sentence_embeddings(hyps + refs, model, progress=False),
     }
 

@@ -52,8 +52,11 @@ def main() -> None:
     items = summary_items(load_tac(2008)[: args.topics])
     texts = list(dict.fromkeys([i.text for i in items] + [r for i in items for r in i.references]))
     enc = memoize(default_model(), layers=range(-5, 0))
-    word_samples(texts, enc)  # fill the memo: the runs below time scoring only
-    metric = lambda: WordSetMetrics(lambda t: word_samples(t, enc), ks=(1, 2, 3, 5))  # noqa: E731
+    word_samples(texts, enc, progress=False)  # fill the memo: the runs below time scoring only
+
+    def metric():
+        return WordSetMetrics(lambda t: word_samples(t, enc, progress=False), ks=(1, 2, 3, 5))
+
     print(f"slice: {args.topics} topics, {len(items)} summaries, {len(texts)} distinct texts; "
           f"{os.cpu_count()} cores")
 
@@ -89,7 +92,7 @@ def main() -> None:
     for threads in (1, 2):
         torch.set_num_threads(threads)
         fresh = memoize(default_model(), layers=range(-5, 0))
-        _, seconds = timed(lambda: word_samples(texts, fresh))
+        _, seconds = timed(lambda: word_samples(texts, fresh, progress=False))
         print(f"encoding the slice's {len(texts)} texts with {threads} torch thread(s): "
               f"{seconds:.1f} s")
 

@@ -12,6 +12,9 @@ from markeval.distribution.fid import FIDResult, fid, frechet_distance
 from markeval.distribution.ipr import IPRResult, improved_precision_recall
 from markeval.distribution.prd import PRDResult, prd
 from markeval.lexical._ngram import NGramReferences
+from markeval import registry
+from markeval._result import MetricResult
+from markeval.lexical._ngram import SentenceScores
 from markeval.lexical.bleu import (
     BLEUBootstrap,
     BLEUScore,
@@ -28,6 +31,7 @@ from markeval.lexical.gleu import (
     GLEUScore,
     GLEUStatistics,
     gleu,
+    gleu_bootstrap,
     gleu_from_statistics,
     gleu_statistics,
     sentence_gleu,
@@ -59,6 +63,7 @@ from markeval.population.mark_evaluate import (
     MEPetersenResult,
     MESchnabelResult,
     mark_evaluate,
+    mark_evaluate_from_balls,
     me_capture,
     me_petersen,
     me_schnabel,
@@ -69,6 +74,8 @@ from markeval.semantic.bertscore import BERTScoreResult, bertscore, greedy_match
 from markeval.semantic.emd import earth_movers_distance
 from markeval.semantic.idf import IDFWeights, idf_weights, uniform_weights
 from markeval.semantic.moverscore import MOVERSCORE_PRESETS, MoverScore, aggregate_layers, moverscore
+from markeval.registry import MetricInfo
+from markeval.resampling import BootstrapResult, bootstrap
 from markeval.stats import Correlation, correlation, kendall, pearson, spearman
 from markeval.text import ngram_counts, split_sentences, tokenize
 
@@ -77,7 +84,7 @@ __all__ = [
     "CorpusMeteorResult", "FIDResult", "GLEUScore", "GLEUStatistics", "IPRResult", "MeteorResult",
     "ChapmanEstimate", "M0Estimate", "MECaptureResult", "MEPetersenResult", "MESchnabelResult",
     "MarkEvaluateResult", "PetersenEstimate", "SchnabelEstimate", "chapman", "lincoln_petersen",
-    "m0_mle", "mark_evaluate", "me_capture", "me_petersen", "me_schnabel", "me_score", "schnabel", "word_samples",
+    "m0_mle", "mark_evaluate", "mark_evaluate_from_balls", "me_capture", "me_petersen", "me_schnabel", "me_score", "schnabel", "word_samples",
     "NGramLM", "NGramReferences", "PRDResult", "PerplexityResult", "RougeResult", "RougeScore",
     "RougeTypeResult", "TokenLogProbs", "__version__", "bleu", "bleu_bootstrap",
     "bleu_from_statistics", "bleu_statistics", "corpus_meteor", "correlation", "cross_entropy",
@@ -89,4 +96,6 @@ __all__ = [
     "BERTScoreResult", "IDFWeights", "MOVERSCORE_PRESETS", "MoverScore", "aggregate_layers",
     "bertscore", "earth_movers_distance", "greedy_match", "idf_weights", "moverscore",
     "uniform_weights",
+    "BootstrapResult", "MetricInfo", "MetricResult", "SentenceScores", "bootstrap", "gleu_bootstrap",
+    "registry",
 ]

@@ -8,6 +8,7 @@ argument and the offending value, so that bad input never surfaces as a silent
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -280,3 +281,103 @@ def check_confidence(value, name: str = "confidence") -> float:
     if not 0.0 < value < 1.0:
         raise ValueError(f"{name} must be strictly between 0 and 1, got {value}")
     return float(value)
+
+
+def check_choice(value, name: str, choices):
+    """Return ``value`` if it is one of ``choices``; raise naming the argument and the options.
+
+    A value of the wrong type (``tokenize=13a`` read as a number, ``None``) is a ``TypeError``
+    when the choices are strings, so that it is not reported as a misspelt option.
+
+    Examples
+    --------
+    >>> check_choice("exp", "smooth", ("none", "exp", "floor"))
+    'exp'
+    >>> check_choice("epx", "smooth", ("none", "exp", "floor"))
+    Traceback (most recent call last):
+    ...
+    ValueError: smooth must be one of 'none', 'exp', 'floor', got 'epx'
+    >>> check_choice(None, "smooth", ("none", "exp"))
+    Traceback (most recent call last):
+    ...
+    TypeError: smooth must be a str (one of 'none', 'exp'), got NoneType: None
+    """
+    choices = tuple(choices)
+    # bool is an int subclass: True must not pass for 1. The common case returns at once.
+    is_bool = isinstance(value, (bool, np.bool_))
+    try:
+        known = value in choices
+    except TypeError:  # an unhashable or incomparable value
+        known = False
+    if known and not (is_bool and not any(isinstance(c, bool) for c in choices)):
+        return value
+    listed = ", ".join(repr(c) for c in choices)
+    if choices and all(isinstance(c, str) for c in choices) and not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a str (one of {listed}), got {type(value).__name__}: "
+            f"{_describe(value)}"
+        )
+    if is_bool:
+        raise TypeError(f"{name} must be one of {listed}, got {type(value).__name__}: {value}")
+    raise ValueError(f"{name} must be one of {listed}, got {_describe(value)}")
+
+
+def check_resampling(n_resamples, confidence, seed, *,
+                     minimum: int = 0) -> tuple[int, float, int]:
+    """Validate the settings of a bootstrap: ``(n_resamples, confidence, seed)``.
+
+    ``n_resamples`` is a non-negative int; ``0`` means *no resampling* (the metric reports no
+    interval), which is how ``correlation`` and ``rouge`` switch their intervals off. A
+    function whose only output is the interval (``bleu_bootstrap``) passes ``minimum=1``.
+    ``confidence`` is in (0, 1) (:func:`check_confidence`), ``seed`` a non-negative int
+    (:func:`check_seed`).
+
+    Examples
+    --------
+    >>> check_resampling(1000, 0.95, 0)
+    (1000, 0.95, 0)
+    >>> check_resampling(0, 0.95, 0)
+    (0, 0.95, 0)
+    >>> check_resampling(0, 0.95, 0, minimum=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_resamples must be a positive int, got 0
+    >>> check_resampling(100, 95, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence must be strictly between 0 and 1, got 95
+    """
+    why = "n_resamples must be >= 0 (0 means no resampling)" if minimum == 0 else ""
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=minimum, why=why)
+    return n_resamples, check_confidence(confidence), check_seed(seed)
+
+
+def is_texts(x) -> bool:
+    """Whether ``x`` is a non-empty list, tuple or pandas Series of strings (not a bare str).
+
+    This tells texts (to be encoded) from embeddings (arrays) where a function accepts
+    either. Only the first item is looked at, so that a list of texts with one bad item is
+    still read as texts and :func:`check_strings` can name the bad item; callers validate
+    the items. A bare ``str`` is not texts: it is refused by ``check_strings`` downstream.
+
+    Examples
+    --------
+    >>> is_texts(["a cat", "a dog"]), is_texts(("a cat",)), is_texts("a cat")
+    (True, True, False)
+    >>> import numpy as np
+    >>> is_texts([]), is_texts(np.zeros((2, 3))), is_texts([[0.1, 0.2]])
+    (False, False, False)
+    """
+    if isinstance(x, (list, tuple)):
+        first = x[0] if x else None
+    elif _is_series(x):
+        first = x.iloc[0] if len(x) else None
+    else:
+        return False
+    return isinstance(first, str)
+
+
+def _is_series(x) -> bool:
+    # Without importing pandas: if it is not loaded, x cannot be a Series.
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(x, pandas.Series)

@@ -1,5 +1,7 @@
-"""The metrics that ``markeval score`` knows: name → functions, options, how a result prints.
+"""How ``markeval score`` presents the metrics: their options and how a result prints.
 
+The metrics themselves (functions, headline attributes, per-line scores) come from
+:mod:`markeval.registry`: every family of line-aligned text metrics there is one metric here.
 Functions are named as ``"module:function"`` strings and imported on first use, so that
 ``markeval score --metric bleu`` never imports torch. A metric's options are read from its
 function's signature with :mod:`inspect` (``int``, ``float``, ``bool``, ``str`` and their
@@ -16,6 +18,8 @@ import importlib.util
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+
+from markeval import registry
 
 
 class CLIError(Exception):
@@ -83,11 +87,6 @@ class Row:
     sentences: tuple[float, ...] | None = None
 
 
-def _load(spec: str) -> Callable:
-    module, name = spec.split(":")
-    return getattr(importlib.import_module(module), name)
-
-
 def _derive(annotation) -> tuple[Callable[[str], object], str] | None:
     """(converter, type name) from an annotation such as ``'int | None'``; None if not simple."""
     if annotation is inspect.Parameter.empty:
@@ -120,19 +119,14 @@ def _scalar_details(result, skip: set[str]) -> dict:
 
 @dataclass(frozen=True)
 class Metric:
-    """A registry entry.
+    """A metric of ``markeval score``: a registry metric and how the command line shows it.
 
     Attributes
     ----------
     name, description : str
-    corpus : str
-        ``"module:function"`` of the corpus-level function ``f(hypotheses, references, **opts)``.
-    sentence : str, optional
-        ``"module:function"`` scoring one line, ``f(hypothesis, references_i, **opts)``; when
-        None, ``--sentence`` reads the per-line scores from the ``per_sentence`` attribute of
-        the corpus result.
-    score, per_sentence : str
-        Attributes of the corpus result: the headline score and the per-line scores.
+    info : markeval.registry.MetricInfo
+        The function ``f(hypotheses, references, **opts)``, the headline attribute of its
+        result and, when the result has them, the per-line scores (``info.items``).
     converters : Mapping[str, (converter, type name)]
         Options whose annotation is not simple; the others come from the signature.
     rows : callable, optional
@@ -140,18 +134,20 @@ class Metric:
     """
 
     name: str
-    corpus: str
     description: str
-    sentence: str | None = None
-    score: str = "score"
-    per_sentence: str | None = None
+    info: registry.MetricInfo
     converters: Mapping[str, tuple[Callable[[str], object], str]] = field(default_factory=dict)
     rows: Callable[[object], list[Row]] | None = None
+
+    @property
+    def corpus(self) -> str:
+        """``"module:function"`` of the corpus function."""
+        return self.info.corpus
 
     def options(self) -> dict[str, Option]:
         """Options of the corpus function, in signature order."""
         options = {}
-        for p in inspect.signature(_load(self.corpus)).parameters.values():
+        for p in inspect.signature(self.info.function).parameters.values():
             if p.name in _INPUTS or p.default is inspect.Parameter.empty:
                 continue
             derived = self.converters.get(p.name) or _derive(p.annotation)
@@ -161,26 +157,32 @@ class Metric:
 
     def corpus_rows(self, hypotheses, references, opts: dict, progress: bool) -> list[Row]:
         """Score the corpus; one Row per printed result."""
-        fn = _load(self.corpus)
+        fn = self.info.function
         accepts = "progress" in inspect.signature(fn).parameters
         extra = {"progress": progress} if accepts else {}
         result = fn(hypotheses, references, **opts, **extra)
         if self.rows is not None:
             return self.rows(result)
-        return [Row(self.name, float(getattr(result, self.score)), result.signature,
-                    _scalar_details(result, {"signature", self.score}))]
+        headline, items = self.info.headline, self.info.items
+        details = _scalar_details(result, {"signature", headline, items})
+        sentences = None if items is None else tuple(float(x) for x in getattr(result, items))
+        return [Row(self.name, self.info.value(result), result.signature, details, sentences)]
 
     def sentence_rows(self, hypotheses, references, opts: dict, progress: bool) -> list[Row]:
-        """Per-line scores; one Row per printed result with ``sentences`` filled in."""
-        if self.sentence is None:  # the corpus result carries them (see register)
+        """Per-line scores; one Row per printed result with ``sentences`` filled in.
+
+        A corpus result with per-line scores gives them in one call (METEOR, BERTScore);
+        otherwise the sentence function scores line by line (BLEU, GLEU).
+        """
+        if self.rows is not None or self.info.items is not None:
             return self.corpus_rows(hypotheses, references, opts, progress)
-        fn = _load(self.sentence)
+        fn = self.info.sentence_function
         from tqdm.auto import tqdm
 
         results = [fn(h, r, **opts) for h, r in tqdm(
             list(zip(hypotheses, references)), desc=self.name, unit="line", disable=not progress,
             leave=False)]
-        scores = tuple(float(getattr(r, self.score)) for r in results)
+        scores = tuple(self.info.value(r) for r in results)
         return [Row(self.name, None, results[0].signature, {}, scores)]
 
 
@@ -195,47 +197,32 @@ def _rouge_rows(result) -> list[Row]:
     return rows
 
 
-def _per_sentence_rows(metric: Metric) -> Callable[[object], list[Row]]:
-    """Rows for metrics whose corpus result carries the per-line scores (METEOR, BERTScore)."""
-
-    def rows(result) -> list[Row]:
-        skip = {"signature", metric.score, metric.per_sentence}
-        return [Row(metric.name, float(getattr(result, metric.score)), result.signature,
-                    _scalar_details(result, skip),
-                    tuple(float(x) for x in getattr(result, metric.per_sentence)))]
-
-    return rows
-
-
-_LEX = "markeval.lexical"
+# Options whose annotation says nothing a command line can use, per CLI metric.
 _ENCODER_OPTIONS = {"model": PATH, "device": STR, "cache_dir": PATH}
-REGISTRY: dict[str, Metric] = {}
+_CONVERTERS = {
+    "meteor": {"tokenize": STR, "wordnet": PATH},
+    "rouge": {"types": STR_LIST, "tokenize": STR},
+    "bertscore": _ENCODER_OPTIONS,
+    "moverscore": {**_ENCODER_OPTIONS, "layers": INT_LIST, "stop_words": STR_LIST},
+}
+#: Families of several registry metrics scored by one call: one CLI metric, one row per member.
+_FAMILIES = {"rouge": ("ROUGE F-measure, one row per type", _rouge_rows)}
 
 
-def register(metric: Metric) -> None:
-    """Add ``metric``; metrics whose result carries per-line scores get their rows built."""
-    if metric.per_sentence is not None and metric.rows is None:
-        metric = dataclasses.replace(metric, rows=_per_sentence_rows(metric))
-    REGISTRY[metric.name] = metric
+def _from_registry(members: tuple[registry.MetricInfo, ...]) -> Metric:
+    """The CLI metric of one registry family of line-aligned text metrics."""
+    first = members[0]
+    converters = _CONVERTERS.get(first.family, {})
+    if len(members) > 1:
+        description, rows = _FAMILIES[first.family]
+        return Metric(first.family, description, first, converters, rows)
+    return Metric(first.name, first.description, first, converters)
 
 
-register(Metric("bleu", f"{_LEX}.bleu:bleu", "BLEU, sacrebleu-compatible (0-100)",
-                sentence=f"{_LEX}.bleu:sentence_bleu"))
-register(Metric("gleu", f"{_LEX}.gleu:gleu", "Google-BLEU, NLTK-compatible (0-100)",
-                sentence=f"{_LEX}.gleu:sentence_gleu"))
-register(Metric("meteor", f"{_LEX}.meteor:corpus_meteor",
-                "METEOR, NLTK-compatible; corpus = mean of sentence scores",
-                per_sentence="scores", converters={"tokenizer": STR, "wordnet": PATH}))
-register(Metric("rouge", f"{_LEX}.rouge:rouge", "ROUGE F-measure, one row per type",
-                converters={"types": STR_LIST, "tokenizer": STR}, rows=_rouge_rows))
-# Embedding metrics (they import torch when used, not when listed as names).
-register(Metric("bertscore", "markeval.semantic.bertscore:bertscore",
-                "BERTScore F1 on contextual token embeddings", score="f1",
-                per_sentence="sentence_f1", converters=_ENCODER_OPTIONS))
-register(Metric("moverscore", "markeval.semantic.moverscore:moverscore",
-                "MoverScore: earth mover's distance on contextual embeddings",
-                per_sentence="sentence_scores",
-                converters={**_ENCODER_OPTIONS, "layers": INT_LIST, "stop_words": STR_LIST}))
+#: The metrics of ``markeval score``: one per registry family of line-aligned text metrics.
+REGISTRY: dict[str, Metric] = {
+    family: _from_registry(registry.metrics(family=family))
+    for family in dict.fromkeys(m.family for m in registry.metrics(inputs="texts"))}
 
 #: Names users try that are not reference metrics (or not implemented), with the reason.
 NOT_SCORED = {
@@ -243,6 +230,21 @@ NOT_SCORED = {
                   "use markeval.perplexity in Python",
     "chrf": "chrF is not implemented in markeval: use sacrebleu's chrF",
 }
+_ELSEWHERE = {"text sets": "two unaligned sets of tokenised sentences",
+              "embeddings": "two sets of embeddings (`markeval me` gives Mark-Evaluate)",
+              "probabilities": "token probabilities"}
+
+
+def not_scored() -> dict[str, str]:
+    """Every name ``markeval score`` refuses, with the reason: :data:`NOT_SCORED` and the
+    registry's metrics of other inputs than line-aligned texts."""
+    out = dict(NOT_SCORED)
+    for m in registry.metrics():
+        if m.inputs != "texts" and m.name not in out:
+            function = m.corpus.split(":")[1]
+            out[m.name] = (f"{m.name} compares {_ELSEWHERE[m.inputs]}, not line-aligned "
+                           f"texts: use markeval.{function} in Python")
+    return out
 
 
 def available() -> dict[str, Metric]:
@@ -267,8 +269,9 @@ def get_metric(name: str) -> Metric:
     key = name.lower()
     if key in metrics:
         return metrics[key]
-    if key in NOT_SCORED:
-        raise CLIError(f"{name}: {NOT_SCORED[key]}")
+    refused = {n.lower(): why for n, why in not_scored().items()}
+    if key in refused:
+        raise CLIError(f"{name}: {refused[key]}")
     raise CLIError(f"unknown metric {name!r}{suggest(key, metrics)} "
                    f"(known: {', '.join(metrics)})")
 

@@ -38,3 +38,20 @@ class MetricResult(Protocol):
 
     @property
     def item_scores(self) -> tuple[float, ...] | None: ...
+
+
+def alias(name: str, doc: str | None = None) -> property:
+    """A read-only property returning attribute ``name``: the protocol's name for a field that
+    a result already has under its own name (``score = alias("f1")``).
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Toy:
+    ...     f1: float
+    ...     score = alias("f1")
+    >>> Toy(0.5).score
+    0.5
+    """
+    return property(lambda self: getattr(self, name), doc=doc or f"Alias of ``{name}``.")

@@ -14,15 +14,17 @@ is not UTF-8, a value the metric rejects) ends with one line on stderr and exit 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import warnings
 from pathlib import Path
 
-from markeval import __version__
+from markeval import __version__, registry
 from markeval._cli_io import (format_corpus, format_sentences, name_lines, read_aligned, read_lines,
                               read_npy)
-from markeval._cli_registry import NOT_SCORED, CLIError, Row, available, get_metric, parse_options
+from markeval._cli_registry import (NOT_SCORED, CLIError, Row, available, get_metric, not_scored,
+                                    parse_options)
 from markeval.population.mark_evaluate import SCHNABEL_ESTIMATORS
 
 __all__ = ["main"]
@@ -106,13 +108,13 @@ def _me(args) -> str:
             sentence_embeddings(t, encoder, progress=_progress(args)) for t in texts)
         meta = {"reference": args.reference, "candidate": args.candidate,
                 "encoder": encoder.name, "level": "sentence"}
-    result = mark_evaluate(reference, candidate, k=args.k, schnabel_estimator=args.estimator)
-    rows = [Row(name, part.score, part.signature,
+    result = mark_evaluate(reference, candidate, k=args.k, schnabel_estimator=args.estimator,
+                           progress=_progress(args))
+    order = [f.name for f in dataclasses.fields(result)]  # rows in the result's order
+    parts = sorted(registry.metrics(family="mark_evaluate"), key=lambda m: order.index(m.part))
+    rows = [Row(m.part, m.value(part), part.signature,
                 {"estimate": part.estimate, "population": part.population})
-            for name, part in (("petersen", result.petersen),
-                               ("schnabel_quality", result.schnabel_quality),
-                               ("schnabel_diversity", result.schnabel_diversity),
-                               ("capture", result.capture))]
+            for m in parts for part in [m.select(result)]]
     meta.update(k=result.k, samples=[len(reference), len(candidate)])
     table = format_corpus(rows, args.fmt, meta)
     if args.fmt == "table" and "encoder" in meta:
@@ -128,6 +130,10 @@ def _list(args) -> str:
             lines.append(f"    {opt.name}={opt.default!r}  ({opt.type_name})")
     lines.append("")
     lines += [f"not here: {name}: {why}" for name, why in NOT_SCORED.items()]
+    others = [name for name in not_scored() if name not in NOT_SCORED]
+    lines.append(f"not here: {', '.join(others)}: they compare two sets (of sentences or "
+                 "embeddings), not line-aligned texts: see markeval.registry, and `markeval me` "
+                 "for Mark-Evaluate")
     lines.append("options: --opt key=value (every chosen metric that has it) or "
                  "--opt metric.key=value")
     return "\n".join(lines)

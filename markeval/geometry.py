@@ -77,7 +77,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_bool, check_embeddings, check_int, check_k, check_same_dim
+from markeval._checks import (check_bool, check_choice, check_embeddings, check_int, check_k,
+                              check_same_dim)
 
 __all__ = [
     "BACKENDS",
@@ -268,10 +269,8 @@ class _TorchOps:
 
 
 def _ops(backend: str, device, dtype: str):
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if dtype not in _DTYPES:
-        raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+    check_choice(backend, "backend", BACKENDS)
+    check_choice(dtype, "dtype", _DTYPES)
     if backend == "numpy":
         if device not in (None, "cpu"):
             raise ValueError(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from markeval._checks import check_choice
+
 PROFILES = ("ci", "full")
 
 
@@ -23,9 +25,7 @@ def current_profile() -> str:
     'ci'
     """
     value = os.environ.get("MARKEVAL_PROFILE", "ci").strip().lower() or "ci"
-    if value not in PROFILES:
-        raise ValueError(f"MARKEVAL_PROFILE must be one of {PROFILES}, got {value!r}")
-    return value
+    return check_choice(value, "MARKEVAL_PROFILE", PROFILES)
 
 
 def by_profile(*, ci, full):

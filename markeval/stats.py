@@ -22,13 +22,15 @@ thousand (n = 560, B = 1000: a fraction of a second). The Kendall point estimate
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
-from markeval._checks import (check_confidence, check_int, check_numbers, check_same_length,
-                              check_seed)
+from markeval._checks import check_choice, check_numbers, check_resampling, check_same_length
 from markeval._signature import make_signature
+from markeval.resampling import BootstrapResult, multiplicities, percentile_interval, replicates
+from markeval._result import alias
 
 __all__ = ["METHODS", "Correlation", "correlation", "kendall", "pearson", "spearman"]
 
@@ -63,6 +65,11 @@ class Correlation:
         undefined there); the interval uses the other ``n_resamples - n_undefined``.
     signature : str
         Settings that reproduce the numbers.
+    interval : BootstrapResult or None
+        The same interval in the shape every markeval bootstrap shares (with the median
+        and the spread of the replicates); None without resamples.
+
+    ``score`` is ``value`` (the result-protocol name); ``item_scores`` is None.
     """
 
     method: str
@@ -74,6 +81,12 @@ class Correlation:
     n_resamples: int
     n_undefined: int
     signature: str
+    interval: BootstrapResult | None = field(default=None, repr=False)
+    higher_is_better: ClassVar[bool] = True
+
+    score = alias("value", "The coefficient (alias of ``value``).")
+
+    item_scores = None  # a correlation describes the whole set of pairs.
 
     def __str__(self) -> str:
         text = f"{_SYMBOLS[self.method]} = {self.value:.3f}"
@@ -92,12 +105,6 @@ def _as_vector(values, name: str) -> np.ndarray:
             "drop or impute them first"
         )
     return arr
-
-
-def _check_settings(n_resamples, confidence, seed) -> tuple[int, float, int]:
-    n_resamples = check_int(n_resamples, "n_resamples", minimum=0,
-                            why="n_resamples must be >= 0 (0 means no interval)")
-    return n_resamples, check_confidence(confidence), check_seed(seed)
 
 
 def _pearson_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -172,22 +179,17 @@ def _bootstrap(method: str, x: np.ndarray, y: np.ndarray, n_resamples: int,
                seed: int) -> np.ndarray:
     """The coefficient on ``n_resamples`` paired resamples (NaN where undefined)."""
     n = x.size
-    rng = np.random.default_rng(seed)
-    # Resamples are drawn in batches whose size depends only on n, so results are
-    # identical however the work is split.
-    batch = max(1, _BLOCK_ENTRIES // (4 * n))
-    values = []
-    for start in range(0, n_resamples, batch):
-        idx = rng.integers(0, n, size=(min(batch, n_resamples - start), n))
+
+    def coefficient(idx: np.ndarray) -> np.ndarray:
         if method == "kendall":
-            rows = np.arange(idx.shape[0])[:, None]
-            counts = np.bincount((rows * n + idx).ravel(), minlength=idx.size)
-            values.append(_kendall_counts(x, y, counts.reshape(idx.shape).astype(np.float64)))
-        elif method == "spearman":
-            values.append(_spearman_rows(x[idx], y[idx]))
-        else:
-            values.append(_pearson_rows(x[idx], y[idx]))
-    return np.concatenate(values)
+            return _kendall_counts(x, y, multiplicities(idx, n).astype(np.float64))
+        if method == "spearman":
+            return _spearman_rows(x[idx], y[idx])
+        return _pearson_rows(x[idx], y[idx])
+
+    # A quarter of the shared block size: ranks and centred copies add a few temporaries.
+    return replicates(n, coefficient, n_resamples=n_resamples, seed=seed,
+                      block_entries=_BLOCK_ENTRIES // 4)
 
 
 def correlation(x, y, method: str = "pearson", *, n_resamples: int = 1000,
@@ -236,14 +238,13 @@ def correlation(x, y, method: str = "pearson", *, n_resamples: int = 1000,
     >>> c.n_resamples, c.n_undefined  # resamples that drew one point 5 times
     (1000, 2)
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    check_choice(method, "method", METHODS)
     x = _as_vector(x, "x")
     y = _as_vector(y, "y")
     check_same_length(x, y, "x", "y")
     if x.size < 3:
         raise ValueError(f"a correlation needs at least 3 pairs, got {x.size}")
-    n_resamples, confidence, seed = _check_settings(n_resamples, confidence, seed)
+    n_resamples, confidence, seed = check_resampling(n_resamples, confidence, seed)
     for name, values in (("x", x), ("y", y)):
         if np.ptp(values) == 0:
             raise ValueError(
@@ -256,22 +257,19 @@ def correlation(x, y, method: str = "pearson", *, n_resamples: int = 1000,
         value = _spearman_rows(x[None], y[None])[0]
     else:
         value = _pearson_rows(x[None], y[None])[0]
-    low = high = math.nan
-    n_undefined = 0
-    if n_resamples:
-        boot = _bootstrap(method, x, y, n_resamples, seed)
-        defined = boot[~np.isnan(boot)]
-        n_undefined = n_resamples - defined.size
-        if defined.size:
-            alpha = 1.0 - confidence
-            low, high = np.quantile(defined, [alpha / 2, 1 - alpha / 2])
     signature = make_signature(
         method, n=x.size, ci="percentile" if n_resamples else "none",
         confidence=confidence if n_resamples else None,
         resamples=n_resamples if n_resamples else None, seed=seed if n_resamples else None,
     )
-    return Correlation(method, float(value), float(low), float(high), int(x.size), confidence,
-                       n_resamples, int(n_undefined), signature)
+    if not n_resamples:
+        return Correlation(method, float(value), math.nan, math.nan, int(x.size), confidence,
+                           0, 0, signature)
+    interval = percentile_interval(value, _bootstrap(method, x, y, n_resamples, seed),
+                                   confidence=confidence, n_resamples=n_resamples, seed=seed,
+                                   signature=signature)
+    return Correlation(method, float(value), interval.low, interval.high, int(x.size),
+                       confidence, n_resamples, interval.n_undefined, signature, interval)
 
 
 def pearson(x, y, *, n_resamples: int = 1000, confidence: float = 0.95,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from markeval._checks import check_bool, check_int, check_list, check_string, check_strings
+from markeval._checks import (check_bool, check_choice, check_int, check_list, check_string,
+                              check_strings)
+from markeval._deprecation import renamed_keywords
 
 # A sentence ends at . ! or ? (optionally followed by closing quotes/brackets) before
 # whitespace and an upper-case letter, digit or opening quote. Common abbreviations
@@ -140,15 +142,14 @@ def _tokenize_none(lines: list[str]) -> list[tuple[str, ...]]:
 _TOKENIZER_FUNCTIONS = {"13a": _tokenize_13a, "intl": _tokenize_intl, "none": _tokenize_none}
 
 
-def check_tokenizer(tokenizer) -> str:
-    """Return ``tokenizer`` if it names a known tokenizer; raise ``ValueError`` otherwise."""
-    if tokenizer not in _TOKENIZER_FUNCTIONS:
-        raise ValueError(f"unknown tokenizer {tokenizer!r}: choose one of {TOKENIZERS}")
-    return tokenizer
+def check_tokenizer(tokenize) -> str:
+    """Return ``tokenize`` if it names a known tokenizer; raise naming the choices otherwise."""
+    return check_choice(tokenize, "tokenize", TOKENIZERS)
 
 
+@renamed_keywords(tokenizer="tokenize")
 def tokenize_many(
-    texts, tokenizer: str = "13a", *, lowercase: bool = False
+    texts, tokenize: str = "13a", *, lowercase: bool = False
 ) -> list[tuple[str, ...]]:
     """Tokenise many texts exactly as sacrebleu does, with a cache shared across calls.
 
@@ -160,7 +161,7 @@ def tokenize_many(
     ----------
     texts : list of str
         The texts (sentences) to tokenise.
-    tokenizer : {"13a", "intl", "none"}
+    tokenize : {"13a", "intl", "none"}
         ``"13a"``: mteval-v13a (WMT's standard; unescapes ``&quot; &amp; &lt; &gt;``,
         splits off punctuation and symbols). ``"intl"``: mteval-v14 international
         (Unicode punctuation and symbols; needs the ``regex`` package). ``"none"``:
@@ -179,9 +180,9 @@ def tokenize_many(
     [('Hello', ',', 'world', '!'), ('It', 'costs', '$', '3.50', '.')]
     """
     texts = check_strings(texts, "texts", allow_empty_list=True)
-    function = _TOKENIZER_FUNCTIONS[check_tokenizer(tokenizer)]
+    function = _TOKENIZER_FUNCTIONS[check_tokenizer(tokenize)]
     lowercase = check_bool(lowercase, "lowercase")
-    cache = _token_cache.setdefault((tokenizer, lowercase), {})
+    cache = _token_cache.setdefault((tokenize, lowercase), {})
     missing = list(dict.fromkeys(t for t in texts if t not in cache))
     if missing:
         if len(cache) + len(missing) > _CACHE_LINES:
@@ -192,7 +193,8 @@ def tokenize_many(
     return [cache[t] for t in texts]
 
 
-def tokenize(text: str, tokenizer: str = "13a", *, lowercase: bool = False) -> list[str]:
+@renamed_keywords(tokenizer="tokenize")
+def tokenize(text: str, tokenize: str = "13a", *, lowercase: bool = False) -> list[str]:
     """Tokenise one text exactly as sacrebleu does (see :func:`tokenize_many`).
 
     Examples
@@ -205,7 +207,7 @@ def tokenize(text: str, tokenizer: str = "13a", *, lowercase: bool = False) -> l
     ['the', 'cat', 'sat.']
     """
     check_string(text, "text")
-    return list(tokenize_many([text], tokenizer, lowercase=lowercase)[0])
+    return list(tokenize_many([text], tokenize, lowercase=lowercase)[0])
 
 
 def ngrams(tokens, n: int) -> list[tuple[str, ...]]:

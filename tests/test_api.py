@@ -32,9 +32,10 @@ def test_everything_exported_exists():
         assert hasattr(markeval, name), name
 
 
-# Parts of a larger result that carries the signature for them.
-COMPONENTS = {"RougeScore", "RougeTypeResult"}
-RESULTS = [n for n in markeval.__all__ if n.endswith(("Score", "Result", "Estimate")) and n not in COMPONENTS]
+# Parts of a larger result that carries the signature for them; the protocol itself.
+COMPONENTS = {"RougeScore", "RougeTypeResult", "MetricResult"}
+RESULTS = [n for n in markeval.__all__
+           if n.endswith(("Score", "Scores", "Result", "Estimate")) and n not in COMPONENTS]
 
 
 @pytest.mark.parametrize("name", RESULTS)
@@ -54,3 +55,13 @@ def test_importing_markeval_does_not_import_torch():
     code = "import sys, markeval; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("name", RESULTS)
+def test_result_classes_have_the_shared_attributes(name):
+    """markeval._result.MetricResult: score, higher_is_better, signature, item_scores."""
+    cls = getattr(markeval, name)
+    fields = {f.name for f in dataclasses.fields(cls)}
+    assert isinstance(cls.higher_is_better, bool), f"{name}.higher_is_better is not a bool"
+    for attribute in ("score", "signature", "item_scores"):
+        assert attribute in fields or hasattr(cls, attribute), f"{name} has no {attribute}"

@@ -92,10 +92,11 @@ CASES = [
          pairs=TEXT_PAIRS, flags=("lowercase",)),
     Case(markeval.sentence_gleu, lambda: {"hypothesis": HYPS[0], "references": REFS[0]},
          required=("references",), flags=("lowercase",)),
-    Case(markeval.corpus_meteor, _texts(synonyms=False), lists=("hypotheses", "references"),
+    Case(markeval.corpus_meteor, _texts(synonyms=False, progress=False),
+         lists=("hypotheses", "references"),
          nonempty=("hypotheses",), pairs=TEXT_PAIRS,
          flags=("stem", "synonyms", "lowercase", "progress")),
-    Case(markeval.rouge, _texts(bootstrap=5), lists=("hypotheses", "references"),
+    Case(markeval.rouge, _texts(n_resamples=5), lists=("hypotheses", "references"),
          nonempty=("hypotheses",), pairs=TEXT_PAIRS, flags=("use_stemmer", "progress"),
          seed="seed"),
     Case(markeval.bertscore, _texts(progress=False), lists=("hypotheses", "references"),
@@ -104,7 +105,7 @@ CASES = [
          nonempty=("hypotheses",), pairs=TEXT_PAIRS,
          flags=("remove_subwords", "remove_punctuation", "progress")),
     Case(markeval.bleu_bootstrap,
-         lambda: {"stats": markeval.bleu_statistics(HYPS, REFS), "n_samples": 5}, seed="seed"),
+         lambda: {"stats": markeval.bleu_statistics(HYPS, REFS), "n_resamples": 5}, seed="seed"),
     Case(markeval.fid, _sets(), arrays=("reference", "candidate"), flags=("allow_singular",)),
     Case(markeval.prd, _sets(num_clusters=2, num_runs=2), arrays=("reference", "candidate"),
          flags=("enforce_balance",), seed="seed"),
@@ -255,7 +256,7 @@ def test_complex_values_are_refused(case, arg):
 ])
 def test_schnabel_refuses_impossible_mark_histories(captured, recaptured, marked, match):
     with pytest.raises(ValueError, match=match):
-        markeval.schnabel(captured, recaptured, marked)
+        markeval.schnabel(marked=marked, captured=captured, recaptured=recaptured)
 
 
 def test_prd_refuses_a_single_cluster():
@@ -277,7 +278,7 @@ def test_prd_refuses_a_single_cluster():
     (lambda: markeval.NGramLM(2).fit(None), "sentences must be a list of tokenised sentences"),
     (lambda: markeval.NGramLM(2).fit([["a"], None]), r"sentences\[1\] must be a list of tokens"),
     (lambda: markeval.meteor("a b", "a b", beta="3"), "beta must be a number, got str: '3'"),
-    (lambda: markeval.rouge(["a"], ["a"], confidence="0.9", bootstrap=5),
+    (lambda: markeval.rouge(["a"], ["a"], confidence="0.9", n_resamples=5),
      "confidence must be a number in"),
     (lambda: markeval.rouge(["a"], ["a"], empty_reference="skip"),
      "empty_reference must be one of"),

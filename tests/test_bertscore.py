@@ -11,6 +11,8 @@ import math
 import os
 import warnings
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -19,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from conftest import needs_wmt17
-from markeval.encoders import TruncationWarning, default_model
+from markeval.encoders import TruncationWarning, default_model, resolve_encoder
 from markeval.semantic.baseline import compute_baseline, load_baseline
 from markeval.semantic.bertscore import BERTScoreResult, EmptyTextWarning, bertscore, greedy_match
 from markeval.semantic.idf import IDFWeights, idf_weights
@@ -114,9 +116,6 @@ def test_greedy_match_bad_input(args, match):
 
 def test_identical_texts_score_one():
     texts = ["the cat sat on the mat", "Stocks fell sharply on Monday."]
-    s = bertscore(texts, texts, progress=False)
-    assert isinstance(s, BERTScoreResult)
-    np.testing.assert_allclose(s.sentence_f1, 1.0, atol=1e-6)
     w = idf_weights(texts)
     s = bertscore(texts, texts, idf=w, progress=False)
     np.testing.assert_allclose([s.precision, s.recall, s.f1], 1.0, atol=1e-6)
@@ -130,6 +129,24 @@ def test_result_types_and_signature():
     s = bertscore(["a cat sat"], ["the cat sat"], progress=False, layer=-1,
                   idf=idf_weights(["the cat sat", "a dog"]))
     assert "|layer:6|idf:yes(M=2)|" in s.signature
+
+
+def test_old_encoder_keywords_still_work(tmp_path):
+    hyps, refs = ["a cat sat", "stocks fell"], ["the cat sat", "prices dropped"]
+    new = bertscore(hyps, refs, model=resolve_encoder(batch_size=1, cache_dir=tmp_path),
+                    progress=False)
+    with pytest.warns(DeprecationWarning, match=r"bertscore\(batch_size=\.\.\., device=\.\.\., "
+                      r"cache_dir=\.\.\.\) is deprecated; use model=markeval.encoders"):
+        old = bertscore(hyps, refs, batch_size=1, device="cpu", cache_dir=tmp_path,
+                        progress=False)
+    assert old == new
+
+
+def test_result_protocol():
+    s = bertscore(["a cat sat", "stocks fell"], ["the cat sat", "prices dropped"],
+                  progress=False)
+    assert s.score == s.f1 and s.item_scores == s.sentence_f1
+    assert BERTScoreResult.higher_is_better is True
 
 
 def test_corpus_score_is_mean_of_segments():
@@ -261,8 +278,8 @@ def bert_score_scores(parity_data):
 def test_parity_with_bert_score(parity_data, bert_score_scores, use_idf, tmp_path_factory):
     hyps, refs = parity_data
     idf = idf_weights(refs) if use_idf else False
-    ours = bertscore(hyps, refs, layer=LAYER, idf=idf, progress=False,
-                     cache_dir=tmp_path_factory.getbasetemp() / "emb")
+    enc = resolve_encoder(cache_dir=tmp_path_factory.getbasetemp() / "emb")
+    ours = bertscore(hyps, refs, layer=LAYER, idf=idf, progress=False, model=enc)
     got = np.column_stack([ours.sentence_precision, ours.sentence_recall, ours.sentence_f1])
     np.testing.assert_allclose(got, bert_score_scores[use_idf], rtol=0, atol=PARITY_ATOL)
 
@@ -271,17 +288,20 @@ def test_parity_with_bert_score(parity_data, bert_score_scores, use_idf, tmp_pat
 def test_parity_multiple_references(parity_data, bert_score_scores, tmp_path_factory):
     hyps, refs = parity_data
     multi = [[refs[i], refs[i + 1]] for i in range(40)]
+    enc = resolve_encoder(cache_dir=tmp_path_factory.getbasetemp() / "emb")
     ours = bertscore(hyps[:40], multi, layer=LAYER, idf=idf_weights(refs), progress=False,
-                     cache_dir=tmp_path_factory.getbasetemp() / "emb")
+                     model=enc)
     got = np.column_stack([ours.sentence_precision, ours.sentence_recall, ours.sentence_f1])
     np.testing.assert_allclose(got, bert_score_scores["multi"], rtol=0, atol=PARITY_ATOL)
 
 
 def test_baseline_command_writes_a_loadable_file(tmp_path, capsys):
-    from markeval.semantic.baseline import _main
+    import runpy
 
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bertscore_baseline.py"
+    main = runpy.run_path(str(script))["main"]
     out = tmp_path / "baseline.json"
-    _main(["--n-pairs", "3", "--seed", "1", "--output", str(out)])
+    main(["--n-pairs", "3", "--seed", "1", "--output", str(out)])
     assert "layer 6: P=" in capsys.readouterr().out
     p, r, f = load_baseline(default_model().name, 6, path=out)
     assert all(-1 <= x <= 1 for x in (p, r, f))
@@ -295,3 +315,14 @@ def test_packaged_baseline_provenance():
     entry = json.loads(BASELINE_FILE.read_text())["models"][default_model().name]
     assert entry["n_pairs"] == 2000 and entry["seed"] == 0 and "BBC" in entry["corpus"]
     assert sorted(map(int, entry["layers"])) == list(range(7))
+
+
+def test_baseline_does_not_import_bertscore():
+    """The baselines sit below BERTScore: no import cycle, not even a lazy one."""
+    import ast
+
+    import markeval.semantic.baseline as baseline
+
+    tree = ast.parse(Path(baseline.__file__).read_text(encoding="utf-8"))
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "markeval.semantic.bertscore" not in modules

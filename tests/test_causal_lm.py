@@ -62,14 +62,14 @@ def test_fluent_text_beats_word_shuffled_text(scorer):
         words = s.split()
         rng.shuffle(words)
         shuffled.append(" ".join(words))
-    fluent = scorer.perplexity(FLUENT).sequence_perplexities
-    mixed = scorer.perplexity(shuffled).sequence_perplexities
+    fluent = scorer.perplexity(FLUENT, progress=False).sequence_perplexities
+    mixed = scorer.perplexity(shuffled, progress=False).sequence_perplexities
     for a, b in zip(fluent, mixed):
         assert a * 5 < b
 
 
 def test_logprobs_match_a_full_pass_and_torch_cross_entropy(scorer):
-    (scored,) = scorer.score([LONG])
+    (scored,) = scorer.score([LONG], progress=False)
     ids, logits, expected = _full_pass(scorer, LONG)
     assert scored.token_ids == tuple(ids[1:])
     assert "".join(scored.tokens) == LONG
@@ -79,12 +79,12 @@ def test_logprobs_match_a_full_pass_and_torch_cross_entropy(scorer):
     assert perplexity(logprobs=[scored.logprobs]).cross_entropy_nats == pytest.approx(ce, abs=1e-5)
     with torch.inference_mode():
         loss = scorer.model(torch.tensor([ids]), labels=torch.tensor([ids])).loss.item()
-    assert scorer.perplexity([LONG]).perplexity == pytest.approx(math.exp(loss), rel=1e-4)
+    assert scorer.perplexity([LONG], progress=False).perplexity == pytest.approx(math.exp(loss), rel=1e-4)
 
 
 def test_sliding_window_scores_each_token_once_with_its_window_context(scorer):
     ids, _, full = _full_pass(scorer, LONG)
-    (win,) = scorer.score([LONG], max_length=16, stride=8)
+    (win,) = scorer.score([LONG], max_length=16, stride=8, progress=False)
     assert len(win.logprobs) == len(ids) - 1
     # Window [0, 16) scores targets 1..15 exactly as the full pass does ...
     np.testing.assert_allclose(win.logprobs[:15], full[:15], atol=1e-4)
@@ -95,14 +95,14 @@ def test_sliding_window_scores_each_token_once_with_its_window_context(scorer):
     expected = lp[7:15].gather(-1, x[0, 8:16, None])[:, 0].numpy()
     np.testing.assert_allclose(win.logprobs[15:23], expected, atol=1e-4)
     # A window as long as the text is a full pass.
-    (fits,) = scorer.score([LONG], max_length=len(ids), stride=1)
+    (fits,) = scorer.score([LONG], max_length=len(ids), stride=1, progress=False)
     np.testing.assert_allclose(fits.logprobs, full, atol=1e-4)
 
 
 def test_batching_with_padding_changes_nothing(scorer):
     texts = [LONG, FLUENT[0], "Hello."]
-    one = scorer.score(texts, batch_size=1)
-    many = scorer.score(texts, batch_size=3)
+    one = scorer.score(texts, batch_size=1, progress=False)
+    many = scorer.score(texts, batch_size=3, progress=False)
     for a, b in zip(one, many):
         assert a.token_ids == b.token_ids
         # Padded float32 batches use other matmul blocking: differences of ~1e-4 nats.
@@ -110,15 +110,15 @@ def test_batching_with_padding_changes_nothing(scorer):
 
 
 def test_per_word_units(scorer):
-    r = scorer.perplexity(FLUENT, n_units=[len(s.split()) for s in FLUENT])
-    nll = sum(s.nll for s in scorer.score(FLUENT))
+    r = scorer.perplexity(FLUENT, n_units=[len(s.split()) for s in FLUENT], progress=False)
+    nll = sum(s.nll for s in scorer.score(FLUENT, progress=False))
     assert r.perplexity == pytest.approx(math.exp(nll / sum(len(s.split()) for s in FLUENT)), rel=1e-9)
     assert r.n_tokens > r.n_units
 
 
 def test_no_prefix_leaves_the_first_token_unscored():
     plain = CausalLMScorer(prefix=None)  # same cached model
-    (s,) = plain.score([FLUENT[0]])
+    (s,) = plain.score([FLUENT[0]], progress=False)
     ids = plain.tokenizer(FLUENT[0], add_special_tokens=False)["input_ids"]
     assert s.token_ids == tuple(ids[1:])
 
@@ -134,7 +134,7 @@ def test_local_directory_model(tmp_path, scorer):
     scorer.tokenizer.save_pretrained(tmp_path)
     tiny = CausalLMScorer(tmp_path)
     assert tiny.prefix == scorer.tokenizer.bos_token  # "auto" for a non-packaged model
-    (s,) = tiny.score([FLUENT[1]], max_length=64)
+    (s,) = tiny.score([FLUENT[1]], max_length=64, progress=False)
     ids, _, expected = _full_pass(tiny, FLUENT[1])
     np.testing.assert_allclose(s.logprobs, expected, atol=1e-5)
     with pytest.raises(ValueError, match=r"max_length must be an int in \[2, 64\]"):
@@ -156,6 +156,13 @@ def test_bad_input(scorer):
         CausalLMScorer(prefix="<no such token>")
     with pytest.raises(ValueError, match="single token and there is no prefix"):
         CausalLMScorer(prefix=None).score(["Hello"])
+
+
+def test_progress_bar_is_on_by_default():
+    """Scoring a corpus takes minutes on a CPU: like every long-running function, it shows a bar."""
+    import inspect
+
+    assert inspect.signature(CausalLMScorer.score).parameters["progress"].default is True
 
 
 def test_hub_name_offline_gives_a_clear_error():

@@ -42,7 +42,8 @@ from markeval.datasets import (
 )
 from conftest import REPO, needs_tac, needs_wmt17, pin_data
 from markeval.datasets import _locate, _sources
-from markeval.datasets._integrity import CHECKSUMS_FILE, compute_checksums, sha256_file
+from markeval.datasets._integrity import CHECKSUMS_FILE, sha256_file
+from markeval.datasets.checksums import compute_checksums
 from markeval.datasets.bbc import _decode
 
 REAL_OPEN = _locate._open
@@ -335,7 +336,7 @@ def test_every_file_is_pinned():
 
 @pytest.mark.skipif(not (_SHARED / "wmt17").is_dir(), reason="needs ../shared/data")
 def test_pinned_checksums_are_those_of_the_shared_copies():
-    # checksums.json was written by `python -m markeval.datasets._integrity ../shared/data`.
+    # checksums.json was written by `python -m markeval.datasets.checksums ../shared/data`.
     from markeval.datasets.bbc import bbc_dir
 
     assert compute_checksums(_SHARED, bbc_dir()) == json.loads(

@@ -43,16 +43,17 @@ def test_chapman_by_hand():
 
 def test_schnabel_by_hand():
     # Σ C M = 10·0 + 10·10 + 10·18 = 280, Σ R = 7: N = 40.
-    e = schnabel([10, 10, 10], [0, 2, 5], [0, 10, 18])
+    e = schnabel(marked=[0, 10, 18], captured=[10, 10, 10], recaptured=[0, 2, 5])
     assert e.estimate == 40.0 and e.sum_cm == 280.0 and e.sum_r == 7 and e.occasions == 3
 
 
 def test_schnabel_two_occasions_is_petersen():
-    assert schnabel([50, 40], [0, 8], [0, 50]).estimate == lincoln_petersen(50, 40, 8).estimate
+    two = schnabel(marked=[0, 50], captured=[50, 40], recaptured=[0, 8])
+    assert two.estimate == lincoln_petersen(50, 40, 8).estimate
 
 
 def test_schnabel_no_recapture():
-    e = schnabel([5, 5], [0, 0], [0, 5])
+    e = schnabel(marked=[0, 5], captured=[5, 5], recaptured=[0, 0])
     assert e.estimate == math.inf and e.no_recapture
 
 
@@ -149,7 +150,7 @@ def test_estimators_recover_a_known_lake():
         m0.append(m0_mle(t, int(caught.sum()), int(caught.any(axis=0).sum())).estimate)
         chap.append(chapman(int(caught[0].sum()), int(caught[1].sum()),
                             int((caught[0] & caught[1]).sum())).estimate)
-        schn.append(schnabel(cs, rs, ms).estimate)
+        schn.append(schnabel(marked=ms, captured=cs, recaptured=rs).estimate)
     for estimates in (m0, chap, schn):
         assert abs(np.mean(estimates) / n_fish - 1) < 0.05
     # Six occasions beat two: the spread of M0 and Schnabel is below Chapman's.
@@ -173,11 +174,32 @@ def test_two_occasion_bad_input(args, err, match):
 
 def test_schnabel_bad_input():
     with pytest.raises(ValueError, match="one entry per occasion"):
-        schnabel([1, 2], [0], [0, 1])
+        schnabel(marked=[0, 1], captured=[1, 2], recaptured=[0])
     with pytest.raises(ValueError, match="at least one occasion"):
-        schnabel([], [], [])
+        schnabel(marked=[], captured=[], recaptured=[])
     with pytest.raises(ValueError, match=r"recaptured\[1\]=3 exceeds"):
-        schnabel([5, 5], [0, 3], [0, 2])
+        schnabel(marked=[0, 2], captured=[5, 5], recaptured=[0, 3])
+    with pytest.raises(TypeError, match="missing keyword argument"):
+        schnabel(marked=[0, 2], captured=[5, 5])
+    with pytest.raises(TypeError, match="both by position and by keyword"):
+        schnabel([5, 5], [0, 3], captured=[5, 5])
+
+
+def test_schnabel_old_positional_order_still_works_and_warns():
+    """Positional counts keep their old meaning (captured, recaptured, marked), with a warning."""
+    with pytest.warns(DeprecationWarning, match=r"schnabel\(marked=\.\.\., captured="):
+        old = schnabel([10, 10, 10], [0, 2, 5], [0, 10, 18])
+    assert old == schnabel(marked=[0, 10, 18], captured=[10, 10, 10], recaptured=[0, 2, 5])
+
+
+def test_estimates_follow_the_result_protocol():
+    from markeval._result import MetricResult
+
+    estimates = [lincoln_petersen(10, 15, 5), chapman(10, 15, 5), m0_mle(5, 30, 20),
+                 schnabel(marked=[0, 10], captured=[10, 10], recaptured=[0, 2])]
+    for e in estimates:
+        assert isinstance(e, MetricResult)
+        assert e.score == e.estimate and e.item_scores is None and e.higher_is_better
 
 
 def test_m0_bad_input():

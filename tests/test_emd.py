@@ -94,3 +94,9 @@ def test_identical_sets_distance_zero():
 def test_bad_inputs(a, b, cost, error, match):
     with pytest.raises(error, match=match):
         earth_movers_distance(a, b, cost)
+
+
+def test_result_protocol():
+    r = earth_movers_distance([1, 1], [1, 1], [[0, 3], [1, 2]])
+    assert r.score == r.distance == 1.0 and r.item_scores is None
+    assert type(r).higher_is_better is False and r.signature.startswith("emd|")

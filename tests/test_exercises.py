@@ -272,5 +272,9 @@ def test_bad_questions():
         Question("x", reference=abs, cases=5)
     with pytest.raises(ValueError, match="title must be a non-empty str"):
         Question("", expected=1)
-    with pytest.raises(ValueError, match="rtol must be a number >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"Question 'x': rtol must be >= 0.0, got -1"):
         Question("x", expected=1, rtol=-1)
+    with pytest.raises(TypeError, match="atol must be a number, got str"):
+        Question("x", expected=1, atol="0")
+    with pytest.raises(TypeError, match="seed must be a non-negative int, got None"):
+        Question("x", expected=1, seed=None)

@@ -177,7 +177,7 @@ def test_partial_order_tau_and_chain_correlations():
 
 # ------------------------------------------------------------------ bad inputs
 @pytest.mark.parametrize("call, error, match", [
-    (lambda: G.ngram_sentences(NGramLM(order=1).fit(TOY), 0), ValueError, "n must be an int"),
+    (lambda: G.ngram_sentences(NGramLM(order=1).fit(TOY), 0), ValueError, "n must be a positive int, got 0"),
     (lambda: G.build_ladder(10, smollm2="maybe"), ValueError, "smollm2 must be"),
     (lambda: G.build_ladder(10, names=["gpt-9"], smollm2="skip"), ValueError, "unknown generators"),
     (lambda: G.build_ladder(10, names=["smollm2-T1"], seed=123), FileNotFoundError, "--write-cache"),

@@ -61,7 +61,7 @@ def test_williams_size_under_the_null_by_simulation():
 
 @pytest.mark.parametrize("args, match", [
     ((1.2, 0.5, 0.5, 10), "r12 must be a correlation in"),
-    ((0.5, "0.4", 0.5, 10), "r13 must be a correlation coefficient"),
+    ((0.5, "0.4", 0.5, 10), "r13 must be a number, got str: '0.4'"),
     ((0.5, 0.4, 0.5, 3), "needs n >= 4"),
     ((0.5, 0.4, 0.5, 10.0), "n must be an int"),
     ((0.9, -0.9, 0.9, 10), "determinant"),
@@ -170,3 +170,15 @@ def test_a_score_constant_up_to_rounding_is_undefined_but_small_scores_are_not()
     assert _undefined_reason(np.array([0.3, 0.3 + 5e-17, 0.3 - 5e-17]), human).startswith(
         "constant metric score")
     assert _undefined_reason(np.array([0.0, 1e-300, 3e-300]), human) is None
+
+
+def test_results_follow_the_protocol():
+    from markeval._result import MetricResult
+
+    w = williams_test(0.6, 0.5, 0.8, n=560)
+    assert isinstance(w, MetricResult) and w.score == w.p_value and not w.higher_is_better
+    g = grouped_correlation([1, 2, 3, 1, 2, 4, 5, 6, 7], [1, 2, 3, 3, 2, 1, 4, 5, 7],
+                            ["a"] * 3 + ["b"] * 3 + ["c"] * 3, n_resamples=100, seed=1)
+    assert isinstance(g, MetricResult) and g.score == g.value
+    assert g.item_scores == tuple(v for _, v in g.per_group)
+    assert (g.interval.low, g.interval.high) == (g.ci_low, g.ci_high)

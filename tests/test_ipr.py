@@ -50,8 +50,6 @@ def test_matches_brute_force_with_ties_and_duplicates(sets, k):
 
 def test_identical_and_far_apart_sets():
     x = np.random.default_rng(0).normal(size=(100, 8))
-    r = improved_precision_recall(x, x.copy())
-    assert isinstance(r, IPRResult) and (r.precision, r.recall) == (1.0, 1.0)
     r = improved_precision_recall(x, x + 100)
     assert (r.precision, r.recall) == (0.0, 0.0)
     assert (r.k, r.n_reference, r.n_candidate, r.realism) == (3, 100, 100, None)
@@ -123,3 +121,10 @@ def test_realism_of_a_copy_of_a_reference_point_is_infinite():
 def test_bad_input(ref, cand, k, error, match):
     with pytest.raises(error, match=match):
         improved_precision_recall(ref, cand, k=k)
+
+
+def test_result_protocol():
+    ref = np.array([[0.0], [1.0], [2.0], [3.0], [4.0]])
+    r = improved_precision_recall(ref, np.array([[0.5], [1.5], [9.0], [9.5]]), k=1,
+                                  progress=False)
+    assert r.score == r.precision == 0.5 and r.item_scores is None and IPRResult.higher_is_better

@@ -345,10 +345,10 @@ def test_duplicates_allowed():
 
 
 def test_texts_are_encoded(monkeypatch):
-    import markeval.encoders as enc
+    import markeval.population.samples as text_layer
 
     table = {"a": [0.0, 0.0], "b": [1.0, 0.0], "c": [0.0, 1.0]}
-    monkeypatch.setattr(enc, "sentence_embeddings",
+    monkeypatch.setattr(text_layer, "sentence_embeddings",
                         lambda texts, model=None, progress=True: np.array([table[t] for t in texts]))
     r = me_petersen(["a", "b", "c"], ["a", "b", "c"], 1)
     assert r.score == 1.0
@@ -452,15 +452,36 @@ def test_word_level_equals_samples_as_arrays():
 
 
 def test_sentence_level_signature_and_cache(tmp_path):
-    r = me_petersen(_TEXTS_A, _TEXTS_B, 1, cache_dir=tmp_path)
+    from markeval.encoders import resolve_encoder
+
+    enc = resolve_encoder(cache_dir=tmp_path)
+    r = me_petersen(_TEXTS_A, _TEXTS_B, 1, model=enc, progress=False)
     assert r.signature.startswith(f"me_petersen|k:1|{_MODEL}|level:sentence|")
     assert len(list(tmp_path.glob("sentence-*.npz"))) == 2
-    assert me_petersen(_TEXTS_A, _TEXTS_B, 1, cache_dir=tmp_path) == r
+    assert me_petersen(_TEXTS_A, _TEXTS_B, 1, model=enc, progress=False) == r
+
+
+def test_old_cache_dir_keyword_still_works(tmp_path):
+    for fn in (me_petersen, me_schnabel, me_capture, mark_evaluate):
+        with pytest.warns(DeprecationWarning,
+                          match=r"cache_dir=\.\.\.\) is deprecated; use model="):
+            r = fn(_TEXTS_A, _TEXTS_B, 1, cache_dir=tmp_path, progress=False)
+        assert r.signature.startswith(f"{fn.__name__}|k:1|")
+    assert len(list(tmp_path.glob("sentence-*.npz"))) == 2
+
+
+def test_result_protocol():
+    S = np.random.default_rng(5).normal(size=(8, 2))
+    r = mark_evaluate(S, S + 0.1, 2, progress=False)
+    assert r.score == r.petersen.score and r.item_scores is None and r.higher_is_better
+    for part in (r.petersen, r.schnabel_quality, r.schnabel_diversity, r.capture):
+        assert part.item_scores is None and type(part).higher_is_better
+        assert isinstance(part.score, float) and part.signature
 
 
 @pytest.mark.parametrize("kwargs, err, match", [
-    ({"level": "char"}, ValueError, "level must be 'sentence' or 'word', got 'char'"),
-    ({"level": "Word"}, ValueError, "level must be 'sentence' or 'word'"),
+    ({"level": "char"}, ValueError, "level must be one of 'sentence', 'word', got 'char'"),
+    ({"level": "Word"}, ValueError, "level must be one of 'sentence', 'word'"),
     ({"layers": [-1]}, ValueError, r"layers=\[-1\] applies to level='word' only"),
     ({"level": "word", "layers": [99]}, ValueError, "layer 99 is out of range"),
     ({"level": "word", "layers": []}, ValueError, "layers is empty"),

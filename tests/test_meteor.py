@@ -146,7 +146,7 @@ def test_parity_with_nltk_on_wmt17(nltk_wordnet, wmt17_pairs):
 
     assert len(wmt17_pairs) == 1400
     theirs = [meteor_score([r.split()], h.split(), wordnet=nltk_wordnet) for h, r in wmt17_pairs]
-    ours = corpus_meteor([h for h, _ in wmt17_pairs], [r for _, r in wmt17_pairs])
+    ours = corpus_meteor([h for h, _ in wmt17_pairs], [r for _, r in wmt17_pairs], progress=False)
     assert max(abs(a - b) for a, b in zip(ours.scores, theirs)) <= TOL
     assert ours.score == pytest.approx(sum(theirs) / len(theirs), abs=TOL)
 
@@ -279,7 +279,7 @@ def test_identical_texts(s):
 def test_corpus_meteor_is_the_mean():
     hyps = [CAT, CAT_REORDERED, "a dog"]
     refs = [CAT, CAT, ["the dog barked", "a dog"]]
-    result = corpus_meteor(hyps, refs)
+    result = corpus_meteor(hyps, refs, progress=False)
     assert result.scores == tuple(meteor(h, r).score for h, r in zip(hyps, refs))
     assert result.score == pytest.approx(sum(result.scores) / 3)
     assert "meteor|mode:nltk" in result.signature
@@ -287,13 +287,13 @@ def test_corpus_meteor_is_the_mean():
 
 def test_empty_hypothesis_scores_zero():
     assert meteor("", "a b").score == 0.0
-    assert corpus_meteor(["", "a"], ["a", "a"]).scores[0] == 0.0
+    assert corpus_meteor(["", "a"], ["a", "a"], progress=False).scores[0] == 0.0
 
 
 def test_tokenizers():
     assert meteor("the cat.", "the cat .").matches == 1  # white space: "cat." != "cat"
-    assert meteor("the cat.", "the cat .", tokenizer="13a").matches == 3
-    assert meteor("the-cat", "the cat", tokenizer=lambda t: t.replace("-", " ").split()).matches == 2
+    assert meteor("the cat.", "the cat .", tokenize="13a").matches == 3
+    assert meteor("the-cat", "the cat", tokenize=lambda t: t.replace("-", " ").split()).matches == 2
 
 
 # --- WordNet ------------------------------------------------------------------------------------
@@ -340,7 +340,8 @@ def test_wordnet_bad_arguments():
     (dict(synonym_match="lemma"), ValueError, "synonym_match must be one of"),
     (dict(stem=1), TypeError, "stem must be True or False"),
     (dict(wordnet=42), TypeError, "wordnet must be a WordNet"),
-    (dict(tokenizer=3), TypeError, "tokenizer must be"),
+    (dict(tokenize=3), TypeError, "tokenize must be"),
+    (dict(tokenize="moses"), ValueError, "tokenize must be one of 'whitespace', '13a'"),
 ])
 def test_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -361,4 +362,30 @@ def test_bad_texts():
     with pytest.raises(TypeError, match="not a single str"):
         corpus_meteor("a b", ["a b"])
     with pytest.raises(ValueError, match=r"references\[1\]\[0\] has no tokens"):
-        corpus_meteor(["a", "b"], ["a", ""])
+        corpus_meteor(["a", "b"], ["a", ""], progress=False)
+
+
+# --- Result protocol and renamed keywords ------------------------------------------------------------
+
+
+def test_results_follow_the_protocol():
+    from markeval._result import MetricResult
+
+    one = meteor("the cat sat", "the cat sat", synonyms=False)
+    assert isinstance(one, MetricResult) and one.item_scores == (one.score,)
+    corpus = corpus_meteor(["the cat", "a dog"], ["the cat", "a cat"], synonyms=False,
+                           progress=False)
+    assert isinstance(corpus, MetricResult) and corpus.item_scores == corpus.scores
+
+
+def test_old_tokenizer_keyword_still_works_and_warns():
+    with pytest.warns(DeprecationWarning, match=r"meteor\(tokenizer=\.\.\.\) is deprecated; use tokenize"):
+        old = meteor("the cat.", "the cat .", tokenizer="13a", synonyms=False)
+    assert old == meteor("the cat.", "the cat .", tokenize="13a", synonyms=False)
+    with pytest.warns(DeprecationWarning, match=r"corpus_meteor\(tokenizer=\.\.\.\)"):
+        corpus_meteor(["the cat."], ["the cat ."], tokenizer="13a", synonyms=False, progress=False)
+
+
+def test_corpus_meteor_shows_progress_by_default(capsys):
+    corpus_meteor(["the cat"], ["the cat"], synonyms=False)
+    assert "METEOR" in capsys.readouterr().err

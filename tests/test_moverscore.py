@@ -290,7 +290,7 @@ def test_long_text_warns_truncation():
         ({"references": ["a", "b"]}, ValueError, "references has 2 entries but there are 1"),
         ({"layers": 7}, ValueError, r"layer 7 is out of range: this encoder has hidden states 0"),
         ({"layers": "last"}, TypeError, "layers must be None, an int or a sequence"),
-        ({"preset": "v3"}, ValueError, "preset must be 'v1', 'v2' or None"),
+        ({"preset": "v3"}, ValueError, "preset must be one of 'v1', 'v2', None, got 'v3'"),
         ({"distance": "cosine"}, ValueError, "distance must be one of"),
         ({"n_gram": 0, "preset": "v1"}, ValueError, "n_gram must be a positive int"),
         ({"n_gram": 2}, ValueError, "preset='v2' has no n-grams"),
@@ -314,3 +314,26 @@ def test_idf_of_another_model_is_rejected():
     w = replace(idf_weights(["a cat"]), model="bert-base-uncased")
     with pytest.raises(ValueError, match="computed with the tokenizer of 'bert-base-uncased'"):
         moverscore(["a cat"], ["a cat"], idf=w, progress=False)
+
+
+def test_old_encoder_keywords_still_work(tmp_path):
+    from markeval.encoders import resolve_encoder
+
+    hyps, refs = ["a cat sat", "stocks fell"], ["the cat sat", "prices dropped"]
+    new = moverscore(hyps, refs, model=resolve_encoder(batch_size=1, cache_dir=tmp_path),
+                     progress=False)
+    with pytest.warns(DeprecationWarning, match=r"moverscore\(batch_size=\.\.\., "
+                      r"cache_dir=\.\.\.\) is deprecated; use model=markeval.encoders"):
+        old = moverscore(hyps, refs, batch_size=1, cache_dir=tmp_path, progress=False)
+    assert old == new
+
+
+def test_result_protocol_and_core():
+    from markeval.semantic.moverscore import MoverScore, mover_scores
+
+    s = moverscore(["a cat sat"], ["the cat sat"], progress=False)
+    assert s.item_scores == s.sentence_scores and MoverScore.higher_is_better is True
+    x = (np.array([[1.0, 0.0]]), np.array([1.0]))
+    empty = (np.zeros((0, 2)), np.zeros(0))
+    scores, dists, n_empty = mover_scores([x, empty], [[x], [x]])
+    assert scores.tolist() == [1.0, 0.0] and np.isnan(dists[1]) and n_empty == 1

@@ -15,7 +15,7 @@ def test_version():
 
 def test_top_level_layout():
     for name in ("book", "markeval", "_config.yml", "_toc.yml", "tests", "requirements.txt",
-                 "README.md", "pyproject.toml", ".ci/run", "benchmarks"):
+                 "README.md", "pyproject.toml", ".ci/run", "benchmarks", "tools"):
         assert (REPO / name).exists(), f"missing top-level {name}"
 
 
@@ -40,3 +40,16 @@ def test_ci_runs_the_readme_test_command():
     commands = re.findall(r"```(?:bash|sh)\n(.*?)```", readme, flags=re.S)
     assert any("make test" in block for block in commands), "README shows no `make test` command"
     assert re.search(r"^timeout \S+ make test$", ci, flags=re.M), ".ci/run must run `make test` under timeout"
+
+
+def test_library_holds_no_book_tooling_and_no_pytest_files():
+    """nbformat, PyYAML and jupyter-book belong to the book's environment (requirements.txt):
+    the package does not declare them, so nothing in it may import them; its tooling lives in
+    tools/ (``make student``). Pytest files live in tests/, not in the installed package."""
+    for path in sorted((REPO / "markeval").rglob("*.py")):
+        rel = path.relative_to(REPO)
+        assert path.name != "conftest.py" and not path.name.startswith("test_"), f"{rel} is a pytest file"
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"^\s*(import|from)\s+(nbformat|yaml|jupyter_book)\b", text, flags=re.M), \
+            f"{rel} imports book tooling"
+    assert "$(PY) -m tools.student_edition" in (REPO / "Makefile").read_text()

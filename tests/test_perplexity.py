@@ -208,3 +208,33 @@ def test_bad_distributions():
         distribution_cross_entropy([1.5, -0.5], [0.5, 0.5])
     with pytest.raises(ValueError, match="base"):
         cross_entropy([0.5], base=1)
+
+
+# ---------------------------------------------------------------- shape and layering
+
+
+def test_result_follows_the_metric_result_protocol():
+    from markeval._result import MetricResult
+    from markeval.lexical.perplexity import PerplexityResult
+
+    r = perplexity([[0.5, 0.5], [0.25]])
+    assert isinstance(r, MetricResult)
+    assert r.score == r.perplexity and r.item_scores == r.sequence_perplexities == (2.0, 4.0)
+    assert PerplexityResult.higher_is_better is False and r.signature.startswith("perplexity|")
+
+
+def test_language_model_modules_import_downwards_only():
+    """perplexity -> ngram_lm -> _perplexity_result (and causal_lm -> _perplexity_result): no cycle."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    def imports(module):
+        path = Path(importlib.import_module(module).__file__)
+        return {node.module for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.ImportFrom)}
+
+    assert "markeval.lexical.perplexity" not in imports("markeval.lexical.ngram_lm")
+    assert "markeval.lexical.perplexity" not in imports("markeval.lexical.causal_lm")
+    assert not imports("markeval.lexical._perplexity_result") & {
+        "markeval.lexical.perplexity", "markeval.lexical.ngram_lm", "markeval.lexical.causal_lm"}

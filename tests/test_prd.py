@@ -58,12 +58,12 @@ def test_mode_dropping_histograms():
     p = np.full(10, 0.1)
     q = np.r_[np.full(5, 0.2), np.zeros(5)]
     r = prd_from_histograms(p, q)
-    assert max(r.precision) == pytest.approx(1) and max(r.recall) == pytest.approx(0.5)
+    assert max(r.precision_curve) == pytest.approx(1) and max(r.recall_curve) == pytest.approx(0.5)
     # F_8 ≈ recall, F_1/8 ≈ precision: the best point of the curve is (α, β) = (1, 0.5) at
     # λ = 2, which the 1001 angles miss by a little (hence 1e-4).
     assert r.f_beta == pytest.approx(65 * 0.5 / (64 + 0.5), rel=1e-4)
     assert r.f_beta_inv == pytest.approx((1 + 1 / 64) * 0.5 / (1 / 64 + 0.5), rel=1e-4)
-    assert r.num_clusters == 0 and len(r.precision) == 1001
+    assert r.num_clusters == 0 and len(r.precision_curve) == 1001
 
 
 def test_max_f_beta_formula():
@@ -86,13 +86,6 @@ def test_curve_bounds_and_symmetry(weights, seed):
     assert ((0 <= a1) & (a1 <= 1) & (0 <= b1) & (b1 <= 1)).all()
     np.testing.assert_allclose(a1, b2[::-1], atol=1e-7)
     np.testing.assert_allclose(b1, a2[::-1], atol=1e-7)
-
-
-def test_identical_embeddings_give_one():
-    x = np.random.default_rng(0).normal(size=(200, 5))
-    r = prd(x, x.copy(), num_runs=3)
-    assert isinstance(r, PRDResult)
-    assert r.f_beta == pytest.approx(1, abs=1e-6) and r.f_beta_inv == pytest.approx(1, abs=1e-6)
 
 
 def test_disjoint_supports_give_zero():
@@ -170,3 +163,12 @@ def test_balance():
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_result_protocol_and_old_curve_names():
+    r = prd_from_histograms([0.25, 0.25, 0.25, 0.25], [0.5, 0.5, 0.0, 0.0], num_angles=5)
+    assert r.score == r.f_beta and r.item_scores is None and PRDResult.higher_is_better
+    with pytest.warns(DeprecationWarning, match="PRDResult.precision is deprecated"):
+        assert r.precision == r.precision_curve
+    with pytest.warns(DeprecationWarning, match="PRDResult.recall is deprecated"):
+        assert r.recall == r.recall_curve

@@ -233,6 +233,22 @@ def test_expected_table_covers_every_metric():
     assert not EXPECTED["why"].str.contains("issue").any()
 
 
+def test_metrics_and_directions_come_from_the_registry():
+    from markeval import registry
+
+    assert METRICS == registry.names(inputs="embeddings")
+    collapse = EXPECTED[EXPECTED["experiment"] == "mode_collapse"].set_index("metric")
+    for m in registry.metrics(inputs="embeddings"):
+        # Losing modes hurts every score that sees diversity: a distance rises, others fall.
+        if m.measures != "quality":
+            want = "decreasing" if m.higher_is_better else "increasing"
+            assert collapse.loc[m.name, "expected"] == want, m.name
+    ref, cand = np.random.default_rng(0).normal(size=(2, 40, 3))
+    got = scores(ref, cand, ("fid", "me_capture"), me_k=2)
+    assert got == {"fid": registry.get("fid").score(ref, cand),
+                   "me_capture": registry.get("me_capture").score(ref, cand, k=2, progress=False)}
+
+
 def test_verdicts_put_the_papers_words_beside_ours():
     t = _fabricated({"prd_precision": [0.9, 0.8, 0.7, 0.6, 0.5],
                      "me_schnabel_quality": [0.9, 0.9, 0.9, 0.9, 0.9]})

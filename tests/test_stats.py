@@ -259,7 +259,7 @@ def test_non_numeric_input():
 
 def test_bad_settings():
     x, y = [1, 2, 3, 4], [1, 3, 2, 4]
-    with pytest.raises(ValueError, match="method must be one of pearson, kendall, spearman, got 'tau'"):
+    with pytest.raises(ValueError, match="method must be one of 'pearson', 'kendall', 'spearman', got 'tau'"):
         correlation(x, y, "tau")
     with pytest.raises(ValueError, match="n_resamples must be >= 0"):
         pearson(x, y, n_resamples=-1)
@@ -269,3 +269,14 @@ def test_bad_settings():
         pearson(x, y, confidence=95)
     with pytest.raises(TypeError, match="seed must be a non-negative int, got None"):
         pearson(x, y, seed=None)
+
+
+def test_result_protocol_and_shared_interval_shape():
+    from markeval._result import MetricResult
+
+    c = pearson([1, 2, 3, 4, 5, 6], [1, 3, 2, 5, 4, 6], n_resamples=200, seed=3)
+    assert isinstance(c, MetricResult) and c.score == c.value and c.item_scores is None
+    assert (c.interval.low, c.interval.high) == (c.ci_low, c.ci_high)
+    assert c.interval.n_undefined == c.n_undefined and c.interval.seed == 3
+    assert c.interval.low <= c.interval.mid <= c.interval.high
+    assert pearson([1, 2, 3], [1, 3, 2], n_resamples=0).interval is None

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from conftest import REPO, toc_files
-from markeval.exercises import student_edition as se
+from tools import student_edition as se
 
 ASSIGNMENTS = sorted((REPO / "book").glob("assignment_*.md"))
 

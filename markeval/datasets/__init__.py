@@ -7,7 +7,7 @@ project, the download cache) or downloaded from their public source; see
 Texts come back in frozen objects, tables as pandas DataFrames.
 """
 
-from markeval.datasets._integrity import DataIntegrityError
+from markeval.datasets._integrity import DataIntegrityError, sha256_file
 from markeval.datasets._locate import (DataNotFoundError, cache_dir, download, locate, search_roots,
                                        verify)
 from markeval.datasets.bbc import BBC_TOPICS, Article, bbc_dir, bbc_sentences, load_bbc
@@ -25,7 +25,7 @@ from markeval.datasets.wmt17 import (
 )
 
 __all__ = [
-    "BBC_TOPICS", "Article", "DataIntegrityError", "DataNotFoundError", "SystemMatch",
+    "BBC_TOPICS", "Article", "DataIntegrityError", "DataNotFoundError", "SystemMatch", "sha256_file",
     "TacSummary", "TacTopic", "Wmt17", "bbc_dir", "bbc_sentences", "cache_dir", "download",
     "expand_systems", "load_bbc", "load_tac", "load_wmt17", "locate", "match_system_names",
     "search_roots", "tac_scores", "verify", "wmt17_da_segments", "wmt17_da_systems",

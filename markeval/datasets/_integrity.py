@@ -2,17 +2,13 @@
 
 A truncated transfer, an HTML error page saved under a data file's name or an upstream file
 that changed would otherwise change every table computed from it without a word. The pinned
-values live in ``checksums.json`` beside this module; regenerate them (only when a source
-changes on purpose) from a trusted data root with::
-
-    python -m markeval.datasets._integrity ../shared/data
+values live in ``checksums.json`` beside this module; :mod:`markeval.datasets.checksums`
+regenerates them (only when a source changes on purpose) from a trusted data root.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import sys
 from pathlib import Path
 
 CHECKSUMS_FILE = Path(__file__).with_name("checksums.json")
@@ -70,37 +66,3 @@ def corpus_digest(files: list[Path], root: Path) -> dict:
         digest.update(bytes.fromhex(sha256_file(path)))
         total += path.stat().st_size
     return {"files": len(files), "bytes": total, "sha256": digest.hexdigest()}
-
-
-def bbc_files(folder: Path) -> list[Path]:
-    """The BBC files the loader reads: ``<topic>/*.txt`` for the five topics."""
-    from markeval.datasets.bbc import BBC_TOPICS
-
-    return [p for topic in BBC_TOPICS for p in (folder / topic).glob("*.txt")]
-
-
-def compute_checksums(data_root: Path, bbc_folder: Path) -> dict:
-    """The content of ``checksums.json``, computed from trusted copies."""
-    from markeval.datasets._sources import SOURCES
-
-    table = {}
-    for name, source in SOURCES.items():
-        table[name] = {f: {"size": (data_root / name / f).stat().st_size,
-                           "sha256": sha256_file(data_root / name / f)} for f in source.files}
-    table["bbc"] = corpus_digest(bbc_files(bbc_folder), bbc_folder)
-    return table
-
-
-def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        sys.exit("usage: python -m markeval.datasets._integrity DATA_ROOT (holding wmt17/, tac/)")
-    from markeval.datasets.bbc import bbc_dir
-
-    table = compute_checksums(Path(args[0]), bbc_dir())
-    CHECKSUMS_FILE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {CHECKSUMS_FILE}")
-
-
-if __name__ == "__main__":
-    main()

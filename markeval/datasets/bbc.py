@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from markeval.datasets._integrity import DataIntegrityError
+from markeval.datasets._integrity import DataIntegrityError, corpus_digest
+from markeval.datasets._sources import BBC_DIGEST
 from markeval.text import split_sentences
 
 BBC_TOPICS = ("business", "entertainment", "politics", "sports", "tech")
@@ -75,6 +76,11 @@ def bbc_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "bbcnews" / "data"
 
 
+def bbc_files(folder: Path) -> list[Path]:
+    """The files the loader reads: ``<topic>/*.txt`` for the five topics of :data:`BBC_TOPICS`."""
+    return [p for topic in BBC_TOPICS for p in (folder / topic).glob("*.txt")]
+
+
 def _parse(topic: str, path: Path) -> Article:
     title, _, body = _decode(path.read_bytes()).partition("\n")
     return Article(topic, int(path.stem), title.strip(), tuple(split_sentences(body)))
@@ -108,9 +114,6 @@ def _halves(articles: list[Article]) -> tuple[str, ...]:
 
 def _verify(folder: Path) -> None:
     """Refuse a BBC folder whose files are not the pinned corpus (count, size, one SHA-256)."""
-    from markeval.datasets._integrity import bbc_files, corpus_digest
-    from markeval.datasets._sources import BBC_DIGEST
-
     actual = corpus_digest(bbc_files(folder), folder)
     if actual != BBC_DIGEST:
         raise DataIntegrityError(

@@ -27,12 +27,14 @@ clipped at 0; a clearly negative one means an input was not a covariance and is 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from markeval._checks import check_bool, check_embeddings, check_same_dim
 from markeval._signature import make_signature
-from markeval.distribution._threads import single_threaded_blas
+from markeval._threads import single_threaded_blas
+from markeval._result import alias
 
 __all__ = ["FIDResult", "fid", "frechet_distance", "gaussian_stats"]
 
@@ -56,7 +58,14 @@ class FIDResult:
         ``tr Σ_r + tr Σ_c − 2 tr (Σ_r Σ_c)^{1/2}`` (>= 0).
     n_reference, n_candidate, dim : int
     signature : str
+    score : float
+        :attr:`value` (the result protocol's headline; a distance, so lower is better).
+    item_scores : None
+        FID compares whole sets.
     """
+
+    higher_is_better: ClassVar[bool] = False
+    item_scores: ClassVar[None] = None
 
     value: float
     mean_term: float
@@ -65,6 +74,8 @@ class FIDResult:
     n_candidate: int
     dim: int
     signature: str
+
+    score = alias("value", "The headline score, :attr:`value`.")
 
 
 def _check_samples(x: np.ndarray, name: str, allow_singular: bool) -> None:

@@ -24,12 +24,14 @@ same ranking); we follow the paper's formula.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from markeval._checks import check_bool, check_embeddings, check_k, check_same_dim
+from markeval._checks import check_bool, check_embeddings, check_same_dim
 from markeval._signature import make_signature
 from markeval.geometry import knn_balls, mutual_membership, sq_distance_blocks
+from markeval._result import alias
 
 __all__ = ["IPRResult", "improved_precision_recall", "realism_scores"]
 
@@ -49,7 +51,17 @@ class IPRResult:
     realism : tuple of float or None
         Per-candidate realism scores when asked for (``realism=True``), else None.
     signature : str
+    score : float
+        :attr:`precision`, the result protocol's headline. One number has to be chosen, and
+        precision is the quality half (are the candidates realistic?), the one the paper's
+        realism score refines; recall (coverage, diversity) is as important, and the metric
+        registry lists it as a metric of its own.
+    item_scores : None
+        A set-level metric (per-candidate realism is :attr:`realism`).
     """
+
+    higher_is_better: ClassVar[bool] = True
+    item_scores: ClassVar[None] = None
 
     precision: float
     recall: float
@@ -59,13 +71,14 @@ class IPRResult:
     realism: tuple[float, ...] | None
     signature: str
 
+    score = alias("precision")
 
-def _check_sets(reference, candidate, k):
+
+def _check_sets(reference, candidate):
+    # k is checked against each set by knn_balls, the one place that uses it.
     ref = check_embeddings(reference, "reference", min_rows=2)
     cand = check_embeddings(candidate, "candidate", min_rows=2)
     check_same_dim(ref, cand, "reference", "candidate")
-    check_k(k, len(ref), set_name="reference")
-    check_k(k, len(cand), set_name="candidate")
     return ref, cand
 
 
@@ -85,7 +98,7 @@ def _realism(ref_balls, cand, geometry) -> np.ndarray:
 
 def realism_scores(reference, candidate, k: int = 3, *, backend: str = "numpy", device=None,
                    dtype: str = "float64", block_size: int | None = None,
-                   progress: bool = False) -> np.ndarray:
+                   progress: bool = True) -> np.ndarray:
     """Realism score of each candidate: ``max_j r_j / ‖x − r_j‖`` over the smaller half of balls.
 
     Returns
@@ -98,10 +111,11 @@ def realism_scores(reference, candidate, k: int = 3, *, backend: str = "numpy", 
     --------
     >>> import numpy as np
     >>> ref = np.array([[0.0], [1.0], [2.0], [3.0], [50.0]])
-    >>> realism_scores(ref, np.array([[1.5], [2.5], [10.0]]), k=1).round(3).tolist()
+    >>> realism_scores(ref, np.array([[1.5], [2.5], [10.0]]), k=1,
+    ...                progress=False).round(3).tolist()
     [2.0, 2.0, 0.143]
     """
-    ref, cand = _check_sets(reference, candidate, k)
+    ref, cand = _check_sets(reference, candidate)
     geometry = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
                     progress=progress)
     return _realism(knn_balls(ref, k, name="reference", **geometry), cand, geometry)
@@ -110,7 +124,7 @@ def realism_scores(reference, candidate, k: int = 3, *, backend: str = "numpy", 
 def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool = False,
                               backend: str = "numpy", device=None, dtype: str = "float64",
                               block_size: int | None = None,
-                              progress: bool = False) -> IPRResult:
+                              progress: bool = True) -> IPRResult:
     """Improved precision and recall of ``candidate`` against ``reference`` (k-NN balls).
 
     Parameters
@@ -121,8 +135,10 @@ def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool
         Neighbour rank that sets each ball's radius (the paper's default).
     realism : bool, default False
         Also return each candidate's realism score.
-    backend, device, dtype, block_size, progress
+    backend, device, dtype, block_size
         Passed to :mod:`markeval.geometry`; the counts are exact on every backend.
+    progress : bool, default True
+        Show a progress bar for each pass over the distances.
 
     Returns
     -------
@@ -137,13 +153,13 @@ def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool
     >>> import numpy as np
     >>> ref = np.array([[0.0], [1.0], [2.0], [3.0], [4.0]])
     >>> cand = np.array([[0.5], [1.5], [9.0], [9.5]])
-    >>> r = improved_precision_recall(ref, cand, k=1)
+    >>> r = improved_precision_recall(ref, cand, k=1, progress=False)
     >>> r.precision, r.recall
     (0.5, 0.6)
     >>> r.signature  # doctest: +ELLIPSIS
     'ipr|k:1|version:...'
     """
-    ref, cand = _check_sets(reference, candidate, k)
+    ref, cand = _check_sets(reference, candidate)
     realism = check_bool(realism, "realism")
     geometry = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
                     progress=progress)
@@ -156,9 +172,9 @@ def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool
     return IPRResult(
         precision=float(cand_in_ref.inside_any.mean()),
         recall=float(ref_in_cand.inside_any.mean()),
-        k=int(k),
+        k=ref_balls.k,
         n_reference=int(len(ref)),
         n_candidate=int(len(cand)),
         realism=scores,
-        signature=make_signature("ipr", k=int(k)),
+        signature=make_signature("ipr", k=ref_balls.k),
     )

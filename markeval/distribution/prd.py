@@ -30,14 +30,17 @@ unequal set sizes. It differs in two respects:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from markeval._checks import (check_bool, check_embeddings, check_int, check_number, check_same_dim,
                               check_seed)
 from markeval._signature import make_signature
-from markeval.distribution._threads import single_threaded_blas
+from markeval._threads import single_threaded_blas
+from markeval._result import alias
 
 __all__ = [
     "PRDResult", "cluster_histograms", "kmeans_labels", "max_f_beta", "prd", "prd_curve",
@@ -53,9 +56,11 @@ class PRDResult:
 
     Attributes
     ----------
-    precision, recall : tuple of float
+    precision_curve, recall_curve : tuple of float
         ``α(λ)`` and ``β(λ)`` at ``num_angles`` slopes ``λ = tan θ``, θ increasing from 0 to
-        π/2 (so precision rises and recall falls along the tuple).
+        π/2 (so precision rises and recall falls along the tuple). The old names
+        ``precision`` and ``recall`` still return them, with a ``DeprecationWarning``: other
+        results use those names for single numbers.
     f_beta : float
         ``max F_β`` over the curve, ``β = beta`` (8 by default): the recall-like summary.
     f_beta_inv : float
@@ -64,10 +69,20 @@ class PRDResult:
     num_clusters, num_runs, num_angles : int
         ``num_clusters = num_runs = 0`` when computed from given histograms.
     signature : str
+    score : float
+        :attr:`f_beta`, the result protocol's headline: ``F_8`` is the summary the paper
+        reports first, and it weighs recall (does the candidate cover the reference?), the
+        failure (dropped modes) that FID and precision-like scores miss. ``f_beta_inv`` is the
+        metric registry's separate precision-like entry.
+    item_scores : None
+        A set-level metric.
     """
 
-    precision: tuple[float, ...]
-    recall: tuple[float, ...]
+    higher_is_better: ClassVar[bool] = True
+    item_scores: ClassVar[None] = None
+
+    precision_curve: tuple[float, ...]
+    recall_curve: tuple[float, ...]
     f_beta: float
     f_beta_inv: float
     beta: float
@@ -75,6 +90,22 @@ class PRDResult:
     num_runs: int
     num_angles: int
     signature: str
+
+    score = alias("f_beta")
+
+    @property
+    def precision(self) -> tuple[float, ...]:
+        """Deprecated name of :attr:`precision_curve`."""
+        warnings.warn("PRDResult.precision is deprecated; use PRDResult.precision_curve",
+                      DeprecationWarning, stacklevel=2)
+        return self.precision_curve
+
+    @property
+    def recall(self) -> tuple[float, ...]:
+        """Deprecated name of :attr:`recall_curve`."""
+        warnings.warn("PRDResult.recall is deprecated; use PRDResult.recall_curve",
+                      DeprecationWarning, stacklevel=2)
+        return self.recall_curve
 
 
 def _check_histogram(h, name: str) -> np.ndarray:
@@ -149,8 +180,8 @@ def max_f_beta(precision, recall, beta: float = 8.0) -> float:
 
 def _result(precision, recall, beta, num_clusters, num_runs, num_angles, **sig) -> PRDResult:
     return PRDResult(
-        precision=tuple(float(v) for v in precision),
-        recall=tuple(float(v) for v in recall),
+        precision_curve=tuple(float(v) for v in precision),
+        recall_curve=tuple(float(v) for v in recall),
         f_beta=max_f_beta(precision, recall, beta),
         f_beta_inv=max_f_beta(precision, recall, 1.0 / beta),
         beta=float(beta),

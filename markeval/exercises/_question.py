@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from markeval._checks import check_number, check_seed
 from markeval.exercises._compare import close
 
 _INPUT_CHARS = 160
@@ -143,18 +144,17 @@ class Question:
                             f"a function of an rng, got {type(cases).__name__}")
         if isinstance(hints, str):
             hints = (hints,)
-        for name, tol in (("rtol", rtol), ("atol", atol)):
-            if not isinstance(tol, (int, float)) or isinstance(tol, bool) or not tol >= 0:
-                raise ValueError(f"Question {title!r}: {name} must be a number >= 0, got {tol!r}")
+        rtol = check_number(rtol, f"Question {title!r}: rtol", minimum=0.0)
+        atol = check_number(atol, f"Question {title!r}: atol", minimum=0.0)
         self.title = title
         self.reference = reference
         self.cases = cases
         self.expected = expected
         self.hints = tuple(str(h) for h in hints)
         self.solution_text = textwrap.dedent(solution).strip()
-        self.rtol = float(rtol)
-        self.atol = float(atol)
-        self.seed = seed
+        self.rtol = rtol
+        self.atol = atol
+        self.seed = check_seed(seed)
         self._next_hint = 0
 
     def __repr__(self) -> str:

@@ -15,4 +15,7 @@ until used):
   and the one word-swap perturbation, which the generator ladder reuses.
 * :mod:`markeval.experiments.generators` and :mod:`markeval.experiments.ranking` — a ladder
   of text generators of known quality and the metrics' rank agreement with it.
+
+The metrics' names, table labels, directions (higher is better or not) and what each is meant
+to measure come from :mod:`markeval.registry`.
 """

@@ -51,10 +51,11 @@ from pathlib import Path
 
 import numpy as np
 
-from markeval._checks import check_seed
+from markeval._checks import (check_bool, check_choice, check_int, check_number, check_seed,
+                              check_strings)
 from markeval._signature import make_signature
 from markeval.cache import CacheWarning, atomic_write
-from markeval.datasets._integrity import sha256_file
+from markeval.datasets import sha256_file
 from markeval.experiments.sensitivity import swapped_texts
 from markeval.text import split_sentences
 
@@ -127,22 +128,6 @@ DIVERSITY_CHAINS = {
 }
 
 
-def _check_n(n, name: str = "n") -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {n!r}")
-    return int(n)
-
-
-def _check_texts(texts, name: str) -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError(f"{name} must be a list of sentences, got a single str: {texts[:40]!r}")
-    texts = list(texts)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"{name}[{i}] must be a str, got {type(t).__name__}")
-    return texts
-
-
 def ngram_sentences(lm, n: int, *, temperature: float = 1.0, seed: int = 0) -> list[str]:
     """``n`` non-empty sentences sampled from a fitted :class:`markeval.NGramLM`.
 
@@ -156,7 +141,7 @@ def ngram_sentences(lm, n: int, *, temperature: float = 1.0, seed: int = 0) -> l
     >>> ngram_sentences(lm, 2, seed=0) == ngram_sentences(lm, 2, seed=0)
     True
     """
-    n = _check_n(n)
+    n = check_int(n, "n", minimum=1)
     out: list[str] = []
     round_ = 0
     while len(out) < n:
@@ -178,7 +163,7 @@ def collapsed_sentences(table, topics, n: int, *, seed: int = 0) -> list[str]:
     >>> sorted(collapsed_sentences(t, ["a"], 2))
     ['u v', 'x y']
     """
-    n = _check_n(n)
+    n = check_int(n, "n", minimum=1)
     topics = [topics] if isinstance(topics, str) else list(topics)
     pool = table[table["topic"].isin(topics)]["sentence"].tolist()
     if len(pool) < n:
@@ -204,7 +189,7 @@ def _batch_seed(seed: int, temperature: float, batch: int) -> int:
 
 def smollm2_sentences(prompts, *, temperature: float, seed: int = 0, batch_size: int = _BATCH,
                       max_new_tokens: int = _MAX_NEW_TOKENS, batches=None, device: str = "cpu",
-                      progress: bool = False) -> list[str]:
+                      progress: bool = True) -> list[str]:
     """Continue each prompt with SmolLM2-135M by ancestral sampling; keep the first sentence.
 
     Every prompt is put after ``<|endoftext|>`` (SmolLM2's document separator) and the batch
@@ -224,7 +209,7 @@ def smollm2_sentences(prompts, *, temperature: float, seed: int = 0, batch_size:
     batches : iterable of int, optional
         Generate only these batches (e.g. ``[0]`` to check a cache); default all.
     device : str
-    progress : bool
+    progress : bool, default True
 
     Returns
     -------
@@ -234,15 +219,15 @@ def smollm2_sentences(prompts, *, temperature: float, seed: int = 0, batch_size:
     import torch
     from tqdm import tqdm
 
-    from markeval.lexical.causal_lm import _SMOLLM2_PREFIX, load_causal_lm
+    from markeval.lexical.causal_lm import SMOLLM2_PREFIX, load_causal_lm
 
-    prompts = _check_texts(prompts, "prompts")
-    if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
-    batch_size = _check_n(batch_size, "batch_size")
-    max_new_tokens = _check_n(max_new_tokens, "max_new_tokens")
+    prompts = check_strings(prompts, "prompts", allow_empty_list=True)
+    if check_number(temperature, "temperature") <= 0:
+        raise ValueError(f"temperature must be > 0, got {temperature!r}")
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    max_new_tokens = check_int(max_new_tokens, "max_new_tokens", minimum=1)
     model, tok = load_causal_lm(device=device)
-    start_id = tok.convert_tokens_to_ids(_SMOLLM2_PREFIX)
+    start_id = tok.convert_tokens_to_ids(SMOLLM2_PREFIX)
     newline_ids = [i for t, i in tok.get_vocab().items() if "Ċ" in t]  # byte-level "\n"
     stops = sorted({start_id, tok.eos_token_id, *newline_ids})
     n_batches = math.ceil(len(prompts) / batch_size)
@@ -376,7 +361,8 @@ class Ladder:
     signature: str = ""
 
 
-def build_ladder(n: int, *, seed: int = 0, smollm2: str = "cache", names=None) -> Ladder:
+def build_ladder(n: int, *, seed: int = 0, smollm2: str = "cache", names=None,
+                 progress: bool = True) -> Ladder:
     """Build every generator of :data:`GENERATORS` with ``n`` sentences each.
 
     Parameters
@@ -392,6 +378,8 @@ def build_ladder(n: int, *, seed: int = 0, smollm2: str = "cache", names=None) -
         SmolLM2 rungs out.
     names : iterable of str, optional
         Build only these generators.
+    progress : bool, default True
+        A bar per SmolLM2 temperature when generating.
 
     Returns
     -------
@@ -400,9 +388,9 @@ def build_ladder(n: int, *, seed: int = 0, smollm2: str = "cache", names=None) -
     from markeval.lexical.ngram_lm import NGramLM
     from markeval.datasets import bbc_sentences
 
-    n = _check_n(n)
-    if smollm2 not in ("cache", "generate", "skip"):
-        raise ValueError(f"smollm2 must be 'cache', 'generate' or 'skip', got {smollm2!r}")
+    n = check_int(n, "n", minimum=1)
+    check_choice(smollm2, "smollm2", ("cache", "generate", "skip"))
+    progress = check_bool(progress, "progress")
     known = [g.name for g in GENERATORS]
     wanted = known if names is None else list(names)
     unknown = sorted(set(wanted) - set(known))
@@ -452,7 +440,8 @@ def build_ladder(n: int, *, seed: int = 0, smollm2: str = "cache", names=None) -
     elif smol:
         prompts = [_prompt(s) for s in split.real]
         for name in smol:
-            timed(name, lambda: smollm2_sentences(prompts, temperature=float(name[9:]), seed=seed))
+            timed(name, lambda: smollm2_sentences(prompts, temperature=float(name[9:]), seed=seed,
+                                                  progress=progress))
     gen = {k: gen[k] for k in known if k in gen}
     sig = make_signature("ladder", n=n, seed=seed, smollm2=smollm2, data="bbc:a/b")
     return Ladder(tuple(split.reference), tuple(split.ce_text), gen, seconds, sig)

@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 from scipy import stats as _scipy_stats
 
-from markeval._checks import (check_bool, check_confidence, check_int, check_list, check_numbers,
-                              check_same_length, check_seed)
+from markeval._checks import (check_bool, check_choice, check_int, check_list, check_number,
+                              check_numbers, check_resampling, check_same_length)
 from markeval._signature import make_signature
 from markeval._tolerance import constant
+from markeval.resampling import BootstrapResult, percentile_interval, replicates
 from markeval.stats import METHODS, correlation
+from markeval._result import alias
 
 __all__ = ["GroupedCorrelationResult", "WilliamsResult", "grouped_correlation", "williams_test"]
 
@@ -46,18 +49,24 @@ class WilliamsResult:
         One-sided p-value: small when metric 1 correlates with the human scores
         significantly more strongly than metric 2 does.
     signature : str
+
+    For the result protocol, the headline ``score`` is the p-value, so
+    ``higher_is_better`` is False (smaller is stronger evidence); ``item_scores`` is None.
     """
 
     t: float
     df: int
     p_value: float
     signature: str
+    higher_is_better: ClassVar[bool] = False
+
+    score = alias("p_value", "The one-sided p-value.")
+
+    item_scores = None
 
 
 def _check_r(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a correlation coefficient (a number), got {value!r:.60}")
-    value = float(value)
+    value = check_number(value, name)
     if not -1.0 <= value <= 1.0:
         raise ValueError(f"{name} must be a correlation in [-1, 1], got {value}")
     return value
@@ -202,6 +211,11 @@ class GroupedCorrelationResult:
     n_groups : int
         All groups, defined or not.
     signature : str
+    interval : BootstrapResult or None
+        The bootstrap in markeval's shared interval shape; None without one.
+
+    ``score`` is ``value``; ``item_scores`` are the defined groups' coefficients (the items
+    the mean runs over).
     """
 
     method: str
@@ -212,6 +226,15 @@ class GroupedCorrelationResult:
     undefined: tuple[tuple[Hashable, str], ...]
     n_groups: int
     signature: str
+    interval: BootstrapResult | None = field(default=None, repr=False)
+    higher_is_better: ClassVar[bool] = True
+
+    score = alias("value", "Mean of the per-group coefficients (alias of ``value``).")
+
+    @property
+    def item_scores(self) -> tuple[float, ...]:
+        """The coefficient of each defined group, in first-appearance order."""
+        return tuple(v for _, v in self.per_group)
 
     @property
     def n_defined(self) -> int:
@@ -270,15 +293,11 @@ def grouped_correlation(metric: Sequence[float], human: Sequence[float],
     >>> res.undefined
     (('c', 'constant human score (4 for all 3 items)'),)
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    check_choice(method, "method", METHODS)
     metric_arr = check_numbers(metric, "metric")
     human_arr = check_numbers(human, "human")
     groups = check_list(groups, "groups", "a sequence of group labels")
-    n_resamples = check_int(n_resamples, "n_resamples", minimum=0,
-                            why="n_resamples must be >= 0 (0 means no interval)")
-    confidence = check_confidence(confidence)
-    seed = check_seed(seed)
+    n_resamples, confidence, seed = check_resampling(n_resamples, confidence, seed)
     check_same_length(metric_arr, human_arr, "metric", "human")
     check_same_length(metric_arr, groups, "metric", "groups")
     for name, values in (("metric", metric_arr), ("human", human_arr)):
@@ -302,15 +321,16 @@ def grouped_correlation(metric: Sequence[float], human: Sequence[float],
             f"e.g. group {undefined[0][0]!r}: {undefined[0][1]}"
         )
     values = np.array([v for _, v in defined])
-    low = high = math.nan
-    if n_resamples and values.size >= 2:
-        rng = np.random.default_rng(seed)
-        means = values[rng.integers(0, values.size, size=(n_resamples, values.size))].mean(axis=1)
-        alpha = 1.0 - confidence
-        low, high = (float(q) for q in np.quantile(means, [alpha / 2, 1 - alpha / 2]))
     signature = make_signature(
         f"grouped-{method}", groups=len(order), defined=values.size,
         resamples=n_resamples or None, seed=seed if n_resamples else None,
     )
+    interval = None
+    if n_resamples and values.size >= 2:  # resample the groups' coefficients
+        means = replicates(values.size, lambda idx: values[idx].mean(axis=1),
+                           n_resamples=n_resamples, seed=seed)
+        interval = percentile_interval(values.mean(), means, confidence=confidence,
+                                       n_resamples=n_resamples, seed=seed, signature=signature)
+    low, high = (interval.low, interval.high) if interval else (math.nan, math.nan)
     return GroupedCorrelationResult(method, float(values.mean()), low, high, tuple(defined),
-                                    tuple(undefined), len(order), signature)
+                                    tuple(undefined), len(order), signature, interval)

@@ -62,7 +62,7 @@ def resolve_n_jobs(n_jobs) -> int | None:
 
 
 def run_units(function: Callable, units: Iterable, *, n_jobs: int | None = None,
-              progress: bool = False, desc: str = "units", total: int | None = None) -> list:
+              progress: bool = True, desc: str = "units", total: int | None = None) -> list:
     """``[function(*unit) for unit in units]``, the units spread over processes or a cluster.
 
     Parameters
@@ -76,7 +76,7 @@ def run_units(function: Callable, units: Iterable, *, n_jobs: int | None = None,
     n_jobs : int or None, default None
         Worker processes; None = one per core (or all workers of an active joblib backend
         such as Dask). 1 = run here, serially, without joblib.
-    progress : bool, default False
+    progress : bool, default True
         A tqdm bar on stderr counting finished units.
     desc : str
         The bar's label.

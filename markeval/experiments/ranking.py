@@ -35,7 +35,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from markeval._checks import check_seed
+from markeval import registry
+from markeval._checks import check_number, check_seed
 from markeval._tolerance import constant
 from markeval.experiments.parallel import run_units
 from markeval.experiments.sensitivity import scores
@@ -45,30 +46,19 @@ from markeval.stats import kendall, spearman
 __all__ = ["METRICS", "chain_correlations", "correlation_table", "embedding_metrics",
            "partial_order_tau", "score_generators", "ForwardCE"]
 
-# name -> (higher is better, what it is meant to measure)
-METRICS = {
-    "forward CE": (False, "quality"),
-    "reverse CE": (False, "diversity"),
-    "FID": (False, "both"),
-    "PRD F1/8": (True, "quality"),
-    "PRD F8": (True, "diversity"),
-    "IPR precision": (True, "quality"),
-    "IPR recall": (True, "diversity"),
-    "ME Petersen": (True, "both"),
-    "ME Schnabel Q": (True, "quality"),
-    "ME Schnabel D": (True, "diversity"),
-    "ME CAPTURE": (True, "both"),
-}
+# This study's metrics (registry names), in the order of its tables.
+_STUDY = ("forward_ce", "reverse_ce", "fid", "prd_precision", "prd_recall", "ipr_precision",
+          "ipr_recall", "me_petersen", "me_schnabel_quality", "me_schnabel_diversity",
+          "me_capture")
+#: Table label -> (higher is better, what it is meant to measure), from :mod:`markeval.registry`.
+METRICS = {registry.get(name).label: (registry.get(name).higher_is_better,
+                                      registry.get(name).measures) for name in _STUDY}
 CE_ORDER = 3
 
 
 # markeval.experiments.sensitivity's metric names -> the names in this study's tables.
-_SET_METRIC_NAMES = {
-    "fid": "FID", "prd_precision": "PRD F1/8", "prd_recall": "PRD F8",
-    "ipr_precision": "IPR precision", "ipr_recall": "IPR recall", "me_petersen": "ME Petersen",
-    "me_schnabel_quality": "ME Schnabel Q", "me_schnabel_diversity": "ME Schnabel D",
-    "me_capture": "ME CAPTURE",
-}
+_SET_METRIC_NAMES = {name: registry.get(name).label for name in _STUDY
+                     if registry.get(name).inputs == "embeddings"}
 
 
 def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
@@ -142,7 +132,7 @@ class ForwardCE:
 def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str, np.ndarray],
                      reference: Sequence[str], reference_embeddings, ce: ForwardCE, *,
                      rounds: int = 0, fraction: float = 0.8, k: int = 3, prd_runs: int = 5,
-                     seed: int = 0, progress: bool = False,
+                     seed: int = 0, progress: bool = True,
                      n_jobs: int | None = None) -> pd.DataFrame:
     """Every metric of every generator: on all sentences (round 0) and on ``rounds`` subsets.
 
@@ -161,7 +151,7 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
     fraction : float, default 0.8
     k, prd_runs, seed
         As in :func:`embedding_metrics`; ``seed`` also draws the subsets.
-    progress : bool
+    progress : bool, default True
     n_jobs : int or None, default None
         Worker processes for the embedding metrics, one (round, generator) each (None: one
         per core, or the workers of an active joblib backend; 1: serial). The subsets are
@@ -183,7 +173,7 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
             raise ValueError(f"generator {name!r} has {len(generated[name])} sentences and "
                              f"{len(embeddings[name])} embeddings; the reference set has {n}: "
                              "the metrics compare sets of equal size")
-    if not 0 < fraction <= 1:
+    if check_number(fraction, "fraction", maximum=1) <= 0:
         raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
     nll = {name: ce.sentence_nll(generated[name]) for name in names}
     rng = np.random.default_rng(check_seed(seed))

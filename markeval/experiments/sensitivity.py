@@ -16,26 +16,27 @@ verdicts (did each metric move the expected way?) live in
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
 import pandas as pd
 
-from markeval._checks import (check_embeddings, check_k, check_list, check_probability, check_seed,
-                              check_strings)
-from markeval.distribution.fid import fid
-from markeval.distribution.ipr import improved_precision_recall
-from markeval.distribution.prd import prd
+from markeval import registry
+from markeval._checks import (check_embeddings, check_int, check_k, check_list, check_probability,
+                              check_seed, check_strings, is_texts)
 from markeval.experiments.parallel import run_units
-from markeval.population.mark_evaluate import mark_evaluate
+from markeval.population.mark_evaluate import MarkEvaluateResult, mark_evaluate
 
-#: Metric keys, in table order. PRD's precision and recall are the curve's summaries
+#: Metric keys, in table order: the registry's metrics of two embedding sets
+#: (:func:`markeval.registry.metrics`). PRD's precision and recall are the curve's summaries
 #: F_{1/8} (precision-like) and F_8 (recall-like) of Sajjadi et al. (2018).
-METRICS = ("fid", "prd_precision", "prd_recall", "ipr_precision", "ipr_recall",
-           "me_schnabel_quality", "me_schnabel_diversity", "me_petersen", "me_capture")
+METRICS = registry.names(inputs="embeddings")
 
-#: Estimators of the K sweep, as named in :class:`markeval.population.MarkEvaluateResult`.
-ESTIMATORS = ("petersen", "schnabel_quality", "schnabel_diversity", "capture")
+#: Estimators of the K sweep: the registry's Mark-Evaluate parts, in the field order of
+#: :class:`markeval.population.MarkEvaluateResult`.
+ESTIMATORS = tuple(f.name for f in dataclasses.fields(MarkEvaluateResult)
+                   if f.name in {m.part for m in registry.metrics(family="mark_evaluate")})
 
 
 def _check_metrics(metrics) -> tuple[str, ...]:
@@ -50,18 +51,14 @@ def _check_metrics(metrics) -> tuple[str, ...]:
     return metrics
 
 
-def _is_texts(x) -> bool:
-    return isinstance(x, (list, tuple, pd.Series)) and len(x) > 0 and isinstance(x[0], str)
-
-
 def _encode(x, name: str, encoder, min_rows: int = 2) -> np.ndarray:
     """Embeddings as given, or texts through ``encoder``."""
-    if _is_texts(x):
+    if is_texts(x):
         x = encoder(check_strings(list(x), name))
     return check_embeddings(x, name, min_rows=min_rows)
 
 
-def default_encoder(*, model=None, cache_dir=None, batch_size: int = 64, progress: bool = False):
+def default_encoder(*, model=None, cache_dir=None, batch_size: int = 64, progress: bool = True):
     """The text encoder the experiments use by default: MiniLM sentence embeddings.
 
     Returns a function ``texts -> (n, d) array`` wrapping
@@ -102,21 +99,21 @@ def scores(reference, candidate, metrics=METRICS, *, me_k: int = 1, ipr_k: int =
     metrics = _check_metrics(metrics)
     ref = check_embeddings(reference, "reference", min_rows=2)
     cand = check_embeddings(candidate, "candidate", min_rows=2)
+    # This function's settings, as the keywords of each family's function (no bars: the
+    # callers count units).
+    settings = {"fid": {"allow_singular": fid_allow_singular},
+                "prd": {"num_runs": prd_runs, "seed": seed},
+                "ipr": {"k": ipr_k, "progress": False},
+                "mark_evaluate": {"k": me_k, "progress": False}}
+    results: dict[str, object] = {}  # one call per family: the four ME scores share a geometry
     out: dict[str, float] = {}
-    if "fid" in metrics:
-        out["fid"] = fid(ref, cand, allow_singular=fid_allow_singular).value
-    if {"prd_precision", "prd_recall"} & set(metrics):
-        p = prd(ref, cand, num_runs=prd_runs, seed=seed)
-        out["prd_precision"], out["prd_recall"] = p.f_beta_inv, p.f_beta
-    if {"ipr_precision", "ipr_recall"} & set(metrics):
-        i = improved_precision_recall(ref, cand, k=ipr_k)
-        out["ipr_precision"], out["ipr_recall"] = i.precision, i.recall
-    if any(m.startswith("me_") for m in metrics):
-        r = mark_evaluate(ref, cand, k=me_k)
-        out.update(me_schnabel_quality=r.schnabel_quality.score,
-                   me_schnabel_diversity=r.schnabel_diversity.score,
-                   me_petersen=r.petersen.score, me_capture=r.capture.score)
-    return {m: float(out[m]) for m in metrics}
+    for name in metrics:
+        info = registry.get(name)
+        if info.family not in results:
+            results[info.family] = info.function(ref, cand, **{**info.options,
+                                                               **settings[info.family]})
+        out[name] = info.value(info.select(results[info.family]))
+    return out
 
 
 def k_sweep(reference, evaluation, ks=range(1, 41), *, encoder=None, progress: bool = True,
@@ -161,7 +158,7 @@ def k_sweep(reference, evaluation, ks=range(1, 41), *, encoder=None, progress: b
 
 def _k_rows(ref: np.ndarray, ev: np.ndarray, k: int) -> list[dict]:
     """One unit of :func:`k_sweep`: every estimator at one K."""
-    r = mark_evaluate(ref, ev, k=k)
+    r = mark_evaluate(ref, ev, k=k, progress=False)
     return [{"k": int(k), "estimator": name, "estimate": float(getattr(r, name).estimate),
              "population": int(getattr(r, name).population),
              "score": float(getattr(r, name).score)} for name in ESTIMATORS]
@@ -337,9 +334,7 @@ def mode_collapse(reference, evaluation, labels, *, n: int | None = None, seeds=
     if len(labels) != len(evaluation):
         raise ValueError(f"labels has {len(labels)} items but evaluation has "
                          f"{len(evaluation)}: one label per evaluation row")
-    n = len(ref) if n is None else int(n)
-    if n < 2:
-        raise ValueError(f"n must be at least 2, got {n}")
+    n = len(ref) if n is None else check_int(n, "n", minimum=2)
     orders = {int(s): collapse_order(labels, n, seed=int(s)) for s in seeds}  # errors first
     pool = _encode(evaluation, "evaluation", encoder)
     kept_names = {}

@@ -24,47 +24,49 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
+from markeval import registry
+from markeval._checks import check_number
 from markeval._tolerance import constant, negligible
 from markeval.experiments.sensitivity import ESTIMATORS, METRICS, summarize
 from markeval.paper_values import paper_observation
 
 _FIG = {"k_sweep": "Fig. 2 (§3)", "mode_collapse": "Fig. 3 (§4.1)", "word_swap": "Fig. 4 (§4.2)"}
-_QUALITY = ("prd_precision", "ipr_precision", "me_schnabel_quality")
-_DIVERSITY = ("prd_recall", "ipr_recall", "me_schnabel_diversity")
-_SINGLE = ("me_petersen", "me_capture")
+# Per experiment, how an ideal score of each kind (the registry's ``measures``) moves and why.
+_IDEAL = {
+    "mode_collapse": {
+        "quality": ("flat", "every kept sentence is as realistic as before"),
+        "diversity": ("decreasing", "the dropped topics are covered by no generated sentence"),
+        "both": ("decreasing", "one number that mixes quality and diversity must see the loss")},
+    "word_swap": {
+        "quality": ("decreasing", "shuffled sentences are less fluent"),
+        "diversity": ("flat", "every topic is still covered"),
+        "both": ("decreasing", "one number that mixes quality and diversity must see the loss")},
+}
+# The K sweep's estimators (MarkEvaluateResult's parts) -> their names in METRICS.
+_ME_NAMES = {m.part: m.name for m in registry.metrics(family="mark_evaluate")}
+_KIND = {"quality": "a quality score: ", "diversity": "a diversity score: ", "both": ""}
+_REVERSED = {"decreasing": "increasing", "increasing": "decreasing", "flat": "flat"}
 
 
 def _rows():
-    for metric in METRICS:
+    for metric in _ME_NAMES.values():
         yield "k_sweep", metric, "flat", (
             "the two sets come from one distribution: an ideal estimator finds P at every K")
-    why = {"mode_collapse": ("every kept sentence is as realistic as before",
-                             "the dropped topics are covered by no generated sentence",
-                             "one number that mixes quality and diversity must see the loss"),
-           "word_swap": ("shuffled sentences are less fluent",
-                         "every topic is still covered",
-                         "one number that mixes quality and diversity must see the loss")}
-    behaviour = {"mode_collapse": ("flat", "decreasing", "decreasing"),
-                 "word_swap": ("decreasing", "flat", "decreasing")}
-    for experiment in ("mode_collapse", "word_swap"):
-        quality, diversity, single = behaviour[experiment]
-        q_why, d_why, s_why = why[experiment]
+    for experiment, ideal in _IDEAL.items():
         for metric in METRICS:
-            if metric == "fid":  # a distance: worse is larger
-                yield experiment, metric, "increasing", f"a distance: {s_why}"
-            elif metric in _QUALITY:
-                yield experiment, metric, quality, f"a quality score: {q_why}"
-            elif metric in _DIVERSITY:
-                yield experiment, metric, diversity, f"a diversity score: {d_why}"
-            else:
-                yield experiment, metric, single, s_why
+            info = registry.get(metric)
+            behaviour, why = ideal[info.measures]
+            if info.higher_is_better:
+                yield experiment, metric, behaviour, _KIND[info.measures] + why
+            else:  # a distance: worse is larger
+                yield experiment, metric, _REVERSED[behaviour], f"lower is better: {why}"
 
 
 #: How an ideal metric behaves as each perturbation grows (``k_sweep``: same-distribution sets,
 #: K growing, ME estimators only), and why.
 EXPECTED = pd.DataFrame(
     [{"experiment": e, "metric": m, "figure": _FIG[e], "expected": x, "why": w}
-     for e, m, x, w in _rows() if e != "k_sweep" or m.startswith("me_")])
+     for e, m, x, w in _rows()])
 
 _BEHAVIOURS = ("decreasing", "increasing", "flat")
 
@@ -86,10 +88,9 @@ def classify_trend(means, *, tau_threshold: float = 0.6, flat_tolerance: float =
         raise ValueError(f"a trend needs at least 2 step means, got {m.size}")
     if not np.all(np.isfinite(m)):
         raise ValueError(f"step means must be finite, got {m.tolist()}")
-    if not 0 < tau_threshold <= 1:
+    if check_number(tau_threshold, "tau_threshold", maximum=1) <= 0:
         raise ValueError(f"tau_threshold must be in (0, 1], got {tau_threshold}")
-    if flat_tolerance < 0:
-        raise ValueError(f"flat_tolerance must be >= 0, got {flat_tolerance}")
+    check_number(flat_tolerance, "flat_tolerance", minimum=0)
     # A first mean of 0 (up to rounding): absolute changes.
     scale = 1.0 if negligible(m[0], np.abs(m).max()) else abs(m[0])
     rel_change = float((m[-1] - m[0]) / scale)
@@ -218,7 +219,7 @@ def k_sweep_verdicts(table: pd.DataFrame, *, tau_threshold: float = 0.6,
     for name in ESTIMATORS:
         part = table[table["estimator"] == name].sort_values("k")
         if len(part):
-            rows.append(_verdict_row(f"me_{name}", part["score"], exp.loc[f"me_{name}"],
+            rows.append(_verdict_row(_ME_NAMES[name], part["score"], exp.loc[_ME_NAMES[name]],
                                      "k_sweep", tau_threshold=tau_threshold,
                                      flat_tolerance=flat_tolerance))
     return _ordered(rows)

@@ -35,11 +35,11 @@ import numpy as np
 import pandas as pd
 
 from markeval import geometry
-from markeval._checks import check_seed
+from markeval._checks import check_bool, check_choice, check_int, check_seed
 from markeval.distribution.prd import prd
 from markeval.experiments.human_correlation import grouped_correlation
 from markeval.experiments.parallel import resolve_n_jobs, run_units
-from markeval.population import mark_evaluate as _me
+from markeval.population.mark_evaluate import mark_evaluate_from_balls
 from markeval.stats import METHODS
 
 __all__ = ["HUMAN_SCORES", "SummaryItem", "WordSetMetrics", "pairwise_scores", "set_scores",
@@ -105,8 +105,7 @@ def summary_items(topics, *, include_human: bool = False) -> tuple[SummaryItem, 
     >>> len(items), {len(i.references) for i in items if i.is_human}
     (118, {3})
     """
-    if isinstance(include_human, (int, np.integer)) and not isinstance(include_human, bool):
-        raise TypeError("include_human must be a bool")
+    check_bool(include_human, "include_human")
     items = []
     for topic in topics:
         references = [(_summarizer(rid), " ".join(sents))
@@ -154,8 +153,7 @@ def pairwise_scores(items: Sequence[SummaryItem],
     >>> pairwise_scores([item], overlap).tolist(), pairwise_scores([item], overlap, aggregate="max").tolist()
     ([1.0], [2.0])
     """
-    if aggregate not in _AGGREGATES:
-        raise ValueError(f"aggregate must be one of {', '.join(_AGGREGATES)}, got {aggregate!r}")
+    check_choice(aggregate, "aggregate", _AGGREGATES)
     if not callable(metric):
         raise TypeError(f"metric must be a callable (hypotheses, references) -> scores, "
                         f"got {type(metric).__name__}")
@@ -180,7 +178,7 @@ def pairwise_scores(items: Sequence[SummaryItem],
 
 def set_scores(items: Sequence[SummaryItem],
                metric: Callable[[list[str], list[str]], float | Mapping[str, float]], *,
-               n_jobs: int | None = None, progress: bool = False
+               n_jobs: int | None = None, progress: bool = True
                ) -> np.ndarray | dict[str, np.ndarray]:
     """Score each summary against the *set* of its references (one call per summary).
 
@@ -204,7 +202,7 @@ def set_scores(items: Sequence[SummaryItem],
         to eight consecutive summaries with the same references make one unit: their samples
         are embedded here, then scored by a worker. The scores are identical to ``n_jobs=1``.
         Any other callable runs here, serially (it may hold a model).
-    progress : bool, default False
+    progress : bool, default True
         With a :class:`WordSetMetrics` in parallel, a bar counting finished units.
 
     Returns
@@ -333,14 +331,12 @@ class WordSetMetrics:
                  seed: int = 0, dtype: str = "float32"):
         if not callable(embed):
             raise TypeError(f"embed must be a callable texts -> array, got {type(embed).__name__}")
-        ks = tuple(ks)
-        if not ks or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1
-                         for k in ks):
-            raise ValueError(f"ks must be a non-empty sequence of positive ints, got {ks!r}")
+        ks = tuple(check_int(k, f"ks[{i}]", minimum=1) for i, k in enumerate(ks))
+        if not ks:
+            raise ValueError("ks must be a non-empty sequence of positive ints, got ()")
         if len(set(ks)) != len(ks):
             raise ValueError(f"ks has repeated values: {ks!r}")
-        if dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+        check_choice(dtype, "dtype", ("float32", "float64"))
         self.embed = embed
         self._scorer = _SetScorer(tuple(int(k) for k in sorted(ks)), int(prd_clusters),
                                   int(prd_runs), check_seed(seed), dtype)
@@ -459,13 +455,12 @@ class _SetScorer:
         for k in self.ks:
             a, b = _prefix(ref_balls, k), _prefix(cand_balls, k)
             s_in_prime, prime_in_s = geometry.mutual_membership(a, b, dtype=self.dtype)
-            # The estimators of markeval.population.mark_evaluate on this geometry: S = the
-            # references, S' = the summary, as in mark_evaluate(reference, candidate, k).
-            g = _me._Geometry(len(ref), len(cand), k, a, b, s_in_prime, prime_in_s, {})
+            # S = the references, S' = the summary, as in mark_evaluate(reference, candidate, k).
+            me = mark_evaluate_from_balls(a, b, membership=(s_in_prime, prime_in_s))
             out[f"IPR precision (K={k})"] = float(prime_in_s.inside_any.mean())
-            out[f"ME Petersen (K={k})"] = _me._petersen(g).score
-            out[f"ME Schnabel quality (K={k})"] = _me._schnabel(g).score
-            out[f"ME CAPTURE (K={k})"] = _me._capture(g).score
+            out[f"ME Petersen (K={k})"] = me.petersen.score
+            out[f"ME Schnabel quality (K={k})"] = me.schnabel_quality.score
+            out[f"ME CAPTURE (K={k})"] = me.capture.score
         return {name: float(out[name]) for name in self.names}
 
 

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from markeval._checks import check_bool, check_probability, check_seed
+from markeval._checks import check_bool, check_int, check_probability, check_seed
 from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
                                wmt17_system_match)
 from markeval.experiments.human_correlation import _undefined_reason, williams_test
@@ -62,8 +62,7 @@ def sentence_subset(n_sentences: int, size: int | None, *, seed: int = 0) -> np.
     seed = check_seed(seed)
     if size is None or size >= n_sentences:
         return np.arange(n_sentences)
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f"size must be a positive int or None, got {size!r}")
+    check_int(size, "size", minimum=1, why="size must be a positive int or None")
     return np.sort(np.random.default_rng(seed).choice(n_sentences, size=size, replace=False))
 
 
@@ -86,7 +85,7 @@ def _check_metrics(metrics: Mapping[str, Callable]) -> None:
 
 def system_level_scores(pair: str, metrics: Mapping[str, Callable[[list[str], list[str]], float]],
                         *, subset: Sequence[int] | None = None, detokenize: bool = True,
-                        progress: bool = False) -> pd.DataFrame:
+                        progress: bool = True) -> pd.DataFrame:
     """Score every DA-judged system of one WMT17 pair with each corpus metric.
 
     Parameters
@@ -102,7 +101,7 @@ def system_level_scores(pair: str, metrics: Mapping[str, Callable[[list[str], li
     detokenize : bool, default True
         Moses-detokenize outputs and references first, as the MoverScore authors did
         (the files are tokenized).
-    progress : bool, default False
+    progress : bool, default True
         A tqdm bar over systems.
 
     Returns

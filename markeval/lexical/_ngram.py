@@ -23,12 +23,63 @@ a language pair) tokenises and counts the references only once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain, count, repeat
+from typing import ClassVar
 
 import numpy as np
 
 from markeval._checks import check_bool, check_list, check_references, check_strings
 from markeval.text import check_tokenizer, tokenize_many
+from markeval._result import alias
+
+
+@dataclass(frozen=True)
+class SentenceScores:
+    """Sentence-level scores of a corpus (BLEU or GLEU of each sentence on its own).
+
+    It behaves like the 1-D float array it used to be (``np.asarray``, ``len``, iteration,
+    indexing), and follows the result protocol: ``item_scores`` are the per-sentence
+    scores, ``score`` their mean (the "mean sentence BLEU", which is *not* corpus BLEU).
+
+    Attributes
+    ----------
+    scores : tuple of float
+        One score per sentence, 0-100.
+    signature : str
+        The settings of the sentence-level metric.
+
+    Examples
+    --------
+    >>> s = SentenceScores((100.0, 50.0), "toy")
+    >>> s.score, len(s), s[1], np.asarray(s).tolist()
+    (75.0, 2, 50.0, [100.0, 50.0])
+    """
+
+    scores: tuple[float, ...]
+    signature: str
+    higher_is_better: ClassVar[bool] = True
+
+    @property
+    def score(self) -> float:
+        """Mean of the sentence scores (0 for an empty corpus)."""
+        return float(np.mean(self.scores)) if self.scores else 0.0
+
+    item_scores = alias("scores", "The per-sentence scores (alias of ``scores``).")
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.scores, dtype=np.float64 if dtype is None else dtype)
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def __iter__(self):
+        return iter(self.scores)
+
+    def __getitem__(self, index):
+        if isinstance(index, (int, np.integer)):
+            return self.scores[index]
+        return np.asarray(self.scores)[index]  # slices, masks and index arrays, as an array
 
 
 def _encode(token_lists, vocabulary: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:

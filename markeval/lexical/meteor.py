@@ -35,14 +35,17 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from markeval._checks import (check_bool, check_number, check_probability, check_references,
-                              check_string, check_strings)
+from markeval._checks import (check_bool, check_choice, check_number, check_probability,
+                              check_references, check_string, check_strings)
+from markeval._deprecation import renamed_keywords
 from markeval._signature import make_signature
 from markeval.lexical.stem import porter_stem
 from markeval.lexical.wordnet import WordNet, load_wordnet
+from markeval._result import alias
 
 MODES = ("nltk", "min_chunks")
 SYNONYM_MATCHES = ("nltk", "synset")
@@ -89,6 +92,12 @@ class MeteorResult:
     reference_index: int
     alignment: tuple[tuple[int, int, str], ...]
     signature: str
+    higher_is_better: ClassVar[bool] = True
+
+    @property
+    def item_scores(self) -> tuple[float]:
+        """The one sentence's score, as a 1-tuple (the result protocol's per-item scores)."""
+        return (self.score,)
 
 
 @dataclass(frozen=True)
@@ -108,22 +117,25 @@ class CorpusMeteorResult:
     score: float
     scores: tuple[float, ...]
     signature: str
+    higher_is_better: ClassVar[bool] = True
+
+    item_scores = alias("scores")
 
 
 # --- tokens -----------------------------------------------------------------------------------
 
-def _tokenizer(tokenizer) -> Callable[[str], list[str]]:
-    if callable(tokenizer):
-        return lambda text: list(tokenizer(text))
-    if tokenizer == "whitespace":
+def _tokenizer(tokenize) -> Callable[[str], list[str]]:
+    if callable(tokenize):
+        return lambda text: list(tokenize(text))
+    if tokenize == "whitespace":
         return str.split
-    if isinstance(tokenizer, str):
-        from markeval.text import check_tokenizer, tokenize
+    if isinstance(tokenize, str):
+        from markeval.text import TOKENIZERS, tokenize_many
 
-        name = check_tokenizer(tokenizer)
-        return lambda text: tokenize(text, name)
-    raise TypeError(f"tokenizer must be 'whitespace', a markeval.text tokenizer name or a "
-                    f"callable, got {type(tokenizer).__name__}")
+        name = check_choice(tokenize, "tokenize", ("whitespace", *TOKENIZERS))
+        return lambda text: list(tokenize_many([text], name)[0])
+    raise TypeError(f"tokenize must be 'whitespace', a markeval.text tokenizer name or a "
+                    f"callable, got {type(tokenize).__name__}")
 
 
 @functools.lru_cache(maxsize=2**18)
@@ -338,15 +350,13 @@ class _Settings:
     signature: str
 
 
-def _settings(alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenizer, lowercase,
+def _settings(alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenize, lowercase,
               wordnet):
     alpha = check_probability(alpha, "alpha")
     gamma = check_probability(gamma, "gamma")
     beta = check_number(beta, "beta", minimum=0.0)
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    if synonym_match not in SYNONYM_MATCHES:
-        raise ValueError(f"synonym_match must be one of {SYNONYM_MATCHES}, got {synonym_match!r}")
+    check_choice(mode, "mode", MODES)
+    check_choice(synonym_match, "synonym_match", SYNONYM_MATCHES)
     for name, flag in (("stem", stem), ("synonyms", synonyms), ("lowercase", lowercase)):
         check_bool(flag, name)
     if synonyms:
@@ -358,13 +368,14 @@ def _settings(alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenizer
     else:
         wordnet = None
     modules = "+".join(["exact"] + ["stem"] * stem + ["synonym"] * synonyms)
-    tok_name = getattr(tokenizer, "__name__", "custom") if callable(tokenizer) else tokenizer
+    split = _tokenizer(tokenize)
+    tok_name = getattr(tokenize, "__name__", "custom") if callable(tokenize) else tokenize
     signature = make_signature(
         "meteor", mode=mode, alpha=alpha, beta=beta, gamma=gamma, modules=modules,
         synonym_match=synonym_match if synonyms else None, tok=tok_name, lowercase=lowercase,
         wordnet=wordnet.version if wordnet is not None else None)
-    return _Settings(alpha, beta, gamma, mode, stem, wordnet, synonym_match, _tokenizer(tokenizer),
-                     lowercase, signature)
+    return _Settings(alpha, beta, gamma, mode, stem, wordnet, synonym_match, split, lowercase,
+                     signature)
 
 
 def _sentence_meteor(hypothesis: str, references: list[str], s: _Settings,
@@ -391,10 +402,11 @@ def _sentence_meteor(hypothesis: str, references: list[str], s: _Settings,
         signature=s.signature)
 
 
+@renamed_keywords(tokenizer="tokenize")
 def meteor(hypothesis: str, references: str | Sequence[str], *, alpha: float = 0.9,
            beta: float = 3.0, gamma: float = 0.5, mode: str = "nltk", stem: bool = True,
            synonyms: bool = True, synonym_match: str = "nltk",
-           tokenizer: str | Callable[[str], Sequence[str]] = "whitespace", lowercase: bool = True,
+           tokenize: str | Callable[[str], Sequence[str]] = "whitespace", lowercase: bool = True,
            wordnet: WordNet | str | os.PathLike | None = None) -> MeteorResult:
     """Sentence-level METEOR of one hypothesis against one or more references.
 
@@ -422,9 +434,10 @@ def meteor(hypothesis: str, references: str | Sequence[str], *, alpha: float = 0
         misses big/large, movie/film, happy/glad because WordNet does not know the
         stems "larg", "movi", "happi"). ``'synset'``: the two lower-cased words share a
         synset (each looked up with WordNet's morphology), as in Banerjee & Lavie.
-    tokenizer : 'whitespace', a :mod:`markeval.text` tokenizer name or callable
+    tokenize : 'whitespace', a :mod:`markeval.text` tokenizer name or callable
         How to split texts into words; default splits on white space, as for
-        pre-tokenized text such as WMT's.
+        pre-tokenized text such as WMT's. (Formerly ``tokenizer``, still accepted with a
+        ``DeprecationWarning``.)
     lowercase : bool, default True
         Lower-case tokens before matching (NLTK's ``preprocess=str.lower``). The Porter
         stemmer lower-cases anyway, so with ``stem=True`` words differing only in case
@@ -459,18 +472,19 @@ def meteor(hypothesis: str, references: str | Sequence[str], *, alpha: float = 0
     """
     check_string(hypothesis, "hypothesis")
     refs = check_references([hypothesis], [references])[0]
-    s = _settings(alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenizer, lowercase,
+    s = _settings(alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenize, lowercase,
                   wordnet)
     return _sentence_meteor(hypothesis, refs, s)
 
 
+@renamed_keywords(tokenizer="tokenize")
 def corpus_meteor(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]], *,
                   alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5,
                   mode: str = "nltk", stem: bool = True, synonyms: bool = True,
                   synonym_match: str = "nltk",
-                  tokenizer: str | Callable[[str], Sequence[str]] = "whitespace",
+                  tokenize: str | Callable[[str], Sequence[str]] = "whitespace",
                   lowercase: bool = True, wordnet: WordNet | str | os.PathLike | None = None,
-                  progress: bool = False) -> CorpusMeteorResult:
+                  progress: bool = True) -> CorpusMeteorResult:
     """Corpus METEOR: the arithmetic mean of the sentence-level scores.
 
     This is NLTK's and most toolkits' convention. The original METEOR scorer pools
@@ -482,10 +496,10 @@ def corpus_meteor(hypotheses: Sequence[str], references: Sequence[str | Sequence
     hypotheses : sequence of str
     references : sequence of (str or sequence of str)
         ``references[i]`` is the reference, or list of references, for ``hypotheses[i]``.
-    alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenizer, lowercase, wordnet
+    alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenize, lowercase, wordnet
         As in :func:`meteor`.
-    progress : bool, default False
-        Show a progress bar.
+    progress : bool, default True
+        Show a progress bar (METEOR with synonyms takes seconds on a test set).
 
     Returns
     -------
@@ -494,14 +508,14 @@ def corpus_meteor(hypotheses: Sequence[str], references: Sequence[str | Sequence
     Examples
     --------
     >>> r = corpus_meteor(["the cat sat on the mat", "a dog"],
-    ...                   ["the cat sat on the mat", ["the dog barked", "a dog"]])
+    ...                   ["the cat sat on the mat", ["the dog barked", "a dog"]], progress=False)
     >>> [round(x, 4) for x in r.scores], round(r.score, 4)
     ([0.9977, 0.9375], 0.9676)
     """
     hypotheses = check_strings(hypotheses, "hypotheses")
     refs = check_references(hypotheses, references)
     progress = check_bool(progress, "progress")
-    s = _settings(alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenizer, lowercase,
+    s = _settings(alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenize, lowercase,
                   wordnet)
     items = zip(hypotheses, refs)
     if progress:

@@ -30,9 +30,11 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from markeval._checks import check_bool, check_int, check_list, check_number, check_seed
+from markeval._checks import (check_bool, check_choice, check_int, check_list, check_number,
+                              check_seed)
 from markeval._signature import make_signature
-from markeval.lexical.perplexity import PerplexityResult, ZeroProbabilityWarning, _result
+from markeval.lexical._perplexity_result import (PerplexityResult, ZeroProbabilityWarning,
+                                                 perplexity_result)
 
 __all__ = ["BOS", "EOS", "UNK", "NGramLM"]
 
@@ -127,8 +129,7 @@ class NGramLM:
         vocabulary: Iterable[str] | None = None,
     ):
         order = check_int(order, "order", minimum=1)
-        if smoothing not in _SMOOTHINGS:
-            raise ValueError(f"smoothing must be one of {_SMOOTHINGS}, got {smoothing!r}")
+        smoothing = check_choice(smoothing, "smoothing", _SMOOTHINGS)
         if not check_number(k, "k") > 0:
             raise ValueError(f"k must be a positive number, got {k!r}")
         discount = self._check_discount(smoothing, discount)
@@ -328,7 +329,7 @@ class NGramLM:
         n_zero = int(sum(np.isneginf(lp).sum() for lp in logps))
         if n_zero:
             _warn_zero(n_zero, int(n_tok.sum()))
-        return _result(nll, n_tok, n_tok, self.signature)
+        return perplexity_result(nll, n_tok, n_tok, self.signature)
 
     @property
     def signature(self) -> str:

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_int, check_list, check_numbers, check_same_length
+from markeval._checks import check_list, check_numbers, check_same_length
 from markeval._signature import make_signature
+from markeval.lexical._perplexity_result import (PerplexityResult, ZeroProbabilityWarning,
+                                                 check_units, perplexity_result)
+from markeval.lexical.ngram_lm import NGramLM, _check_sentences
 
 __all__ = [
     "PerplexityResult",
@@ -47,77 +49,15 @@ __all__ = [
 _ONE_TOLERANCE = 1e-6
 
 
-class ZeroProbabilityWarning(RuntimeWarning):
-    """A model gave a test token probability 0, so the perplexity is infinite."""
-
-
-@dataclass(frozen=True)
-class PerplexityResult:
-    """Perplexity of one sequence or a corpus, with its cross-entropy.
-
-    Attributes
-    ----------
-    perplexity : float
-        Micro (corpus) perplexity: ``exp(total NLL / total units)``.
-    cross_entropy_bits : float
-        Per-unit cross-entropy in bits: ``log2(perplexity)``.
-    cross_entropy_nats : float
-        Per-unit cross-entropy in nats: ``ln(perplexity)``; what
-        ``torch.nn.functional.cross_entropy`` returns.
-    mean_sequence_perplexity : float
-        Macro average: the mean of ``sequence_perplexities``.
-    sequence_perplexities : tuple of float
-        One perplexity per sequence.
-    n_tokens : int
-        Number of scored tokens (log-probabilities).
-    n_units : int
-        The denominator: ``n_tokens`` unless other units (e.g. words for a
-        sub-word model) were given.
-    n_sequences : int
-        Number of sequences.
-    signature : str
-        How the number was computed.
-    """
-
-    perplexity: float
-    cross_entropy_bits: float
-    cross_entropy_nats: float
-    mean_sequence_perplexity: float
-    sequence_perplexities: tuple[float, ...]
-    n_tokens: int
-    n_units: int
-    n_sequences: int
-    signature: str
-
-    def __float__(self) -> float:
-        return self.perplexity
-
-
-def _exp(x: float) -> float:
-    return math.exp(x) if x < 709.0 else math.inf
-
-
-def _result(nll: np.ndarray, n_tokens: np.ndarray, n_units: np.ndarray, signature: str) -> PerplexityResult:
-    """Build a result from per-sequence NLLs (nats), token counts and unit counts."""
-    total = float(nll.sum())
-    units = int(n_units.sum())
-    nats = total / units
-    per_seq = tuple(_exp(float(x) / int(u)) for x, u in zip(nll, n_units))
-    return PerplexityResult(
-        perplexity=_exp(nats),
-        cross_entropy_bits=nats / math.log(2),
-        cross_entropy_nats=nats,
-        mean_sequence_perplexity=float(np.mean(per_seq)),
-        sequence_perplexities=per_seq,
-        n_tokens=int(n_tokens.sum()),
-        n_units=units,
-        n_sequences=len(per_seq),
-        signature=signature,
-    )
-
-
 def _is_number(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _check_base(value, name: str) -> float:
+    """A logarithm base: a positive number other than 1."""
+    if not _is_number(value) or not value > 0 or value == 1:
+        raise ValueError(f"{name} must be a positive number other than 1, got {value!r}")
+    return value
 
 
 def _as_sequences(values, name: str) -> list[np.ndarray]:
@@ -176,8 +116,7 @@ def _nll(probabilities, logprobs, logprob_base) -> tuple[list[np.ndarray], str]:
                     )
                 raise ValueError(f"{where}: probabilities must be in (0, 1]")
         return [-np.log(np.minimum(p, 1.0)) for p in seqs], "prob"
-    if not _is_number(logprob_base) or not logprob_base > 0 or logprob_base == 1:
-        raise ValueError(f"logprob_base must be a positive number other than 1, got {logprob_base!r}")
+    _check_base(logprob_base, "logprob_base")
     seqs = _as_sequences(logprobs, "logprobs")
     scale = math.log(logprob_base)
     out = []
@@ -195,18 +134,6 @@ def _nll(probabilities, logprobs, logprob_base) -> tuple[list[np.ndarray], str]:
                 )
         out.append(-np.minimum(lp, 0.0) * scale)
     return out, "logprob"
-
-
-def _units(n_units, n_tokens: np.ndarray) -> np.ndarray:
-    if n_units is None:
-        return n_tokens
-    if isinstance(n_units, (numbers.Integral, str)) and not isinstance(n_units, bool):
-        n_units = [n_units]  # one sequence; a str is refused by check_int below
-    units = check_list(n_units, "n_units", "an int or a sequence of ints (one per sequence)")
-    check_same_length(units, n_tokens, "n_units", "the sequences")
-    name = "n_units" if len(units) == 1 else "n_units[{}]"
-    return np.array([check_int(u, name.format(i), minimum=1) for i, u in enumerate(units)],
-                    dtype=np.int64)
 
 
 def perplexity(probabilities=None, *, logprobs=None, logprob_base: float = math.e, n_units=None) -> PerplexityResult:
@@ -244,10 +171,10 @@ def perplexity(probabilities=None, *, logprobs=None, logprob_base: float = math.
     """
     nll, kind = _nll(probabilities, logprobs, logprob_base)
     n_tokens = np.array([len(x) for x in nll], dtype=np.int64)
-    units = _units(n_units, n_tokens)
+    units = check_units(n_units, n_tokens)
     base = None if kind == "prob" else ("e" if logprob_base == math.e else logprob_base)
     sig = make_signature("perplexity", input=kind, base=base, units=None if n_units is None else "custom")
-    return _result(np.array([x.sum() for x in nll]), n_tokens, units, sig)
+    return perplexity_result(np.array([x.sum() for x in nll]), n_tokens, units, sig)
 
 
 def cross_entropy(probabilities=None, *, logprobs=None, logprob_base: float = math.e, base: float = 2, n_units=None) -> float:
@@ -275,8 +202,7 @@ def cross_entropy(probabilities=None, *, logprobs=None, logprob_base: float = ma
     >>> round(cross_entropy(logprobs=[-1.0, -2.0], base=math.e), 4)
     1.5
     """
-    if not _is_number(base) or not base > 0 or base == 1:
-        raise ValueError(f"base must be a positive number other than 1, got {base!r}")
+    _check_base(base, "base")
     result = perplexity(probabilities, logprobs=logprobs, logprob_base=logprob_base, n_units=n_units)
     return result.cross_entropy_nats / math.log(base)
 
@@ -309,8 +235,7 @@ def distribution_cross_entropy(p, q, *, base: float = 2) -> float:
     >>> round(distribution_cross_entropy([0.5, 0.5], [0.9, 0.1]), 4)
     1.737
     """
-    if not _is_number(base) or not base > 0 or base == 1:
-        raise ValueError(f"base must be a positive number other than 1, got {base!r}")
+    _check_base(base, "base")
     arrays = []
     for name, x in (("p", p), ("q", q)):
         arr = _as_sequences(x, name)
@@ -362,8 +287,7 @@ def forward_cross_entropy(generated, real, *, order: int = 3, smoothing: str = "
     >>> round(forward_cross_entropy([["the", "cat", "sat"]], real, order=2).cross_entropy_bits, 3)
     0.378
     """
-    from markeval.lexical.ngram_lm import NGramLM
-
+    generated, real = _check_sentences(generated, "generated"), _check_sentences(real, "real")
     lm = NGramLM(**_lm_options(order, smoothing, options)).fit(real)
     return lm.perplexity(generated)
 
@@ -397,8 +321,7 @@ def reverse_cross_entropy(generated, real, *, order: int = 3, smoothing: str = "
     >>> reverse_cross_entropy(collapsed, real, order=2).perplexity > reverse_cross_entropy(diverse, real, order=2).perplexity
     True
     """
-    from markeval.lexical.ngram_lm import NGramLM
-
+    generated, real = _check_sentences(generated, "generated"), _check_sentences(real, "real")
     options = dict(options)
     if options.get("vocabulary") is None:
         vocab_lm = NGramLM(order=1, smoothing="add-k", min_count=options.get("min_count", 2)).fit(real)

@@ -27,14 +27,18 @@ import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
-from markeval._checks import (check_bool, check_confidence, check_int, check_references,
-                              check_seed, check_strings)
+from markeval._checks import (check_bool, check_choice, check_references, check_resampling,
+                              check_strings)
+from markeval._deprecation import renamed_keywords
 from markeval._signature import make_signature
 from markeval.lexical.stem import porter_stem
+from markeval.resampling import BootstrapResult, percentile_interval, replicates
+from markeval._result import alias
 
 TOKENIZERS = ("rouge-score", "unicode")
 DEFAULT_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -85,9 +89,16 @@ class RougeTypeResult:
         ties), as ``rouge_score.RougeScorer.score_multi`` picks it; None with
         ``multi_ref='mean'``.
     low, mid, high : RougeScore or None
-        With ``bootstrap > 0``: percentiles (lower bound, median, upper bound) of the
+        With ``n_resamples > 0``: percentiles (lower bound, median, upper bound) of the
         bootstrap distribution of the mean, as ``rouge_score.scoring.BootstrapAggregator``
         reports them (its ``mid`` is the median of the resampled means, not the mean).
+    interval : BootstrapResult or None
+        The same bootstrap of the headline F1 in markeval's shared interval shape.
+    signature : str
+        The signature of the :class:`RougeResult` this type belongs to.
+
+    ``score`` (the mean F1, ``fmeasure``) and ``item_scores`` (``fmeasures``) are the
+    result-protocol names.
     """
 
     rouge_type: str
@@ -101,6 +112,14 @@ class RougeTypeResult:
     low: RougeScore | None = None
     mid: RougeScore | None = None
     high: RougeScore | None = None
+    # Beside the old fields, out of the repr so that printed results read as before.
+    interval: BootstrapResult | None = field(default=None, repr=False)
+    signature: str = field(default="", repr=False)
+    higher_is_better: ClassVar[bool] = True
+
+    score = alias("fmeasure", "The headline number: mean F1 (``fmeasure``).")
+
+    item_scores = alias("fmeasures", "F1 of each hypothesis (``fmeasures``).")
 
     def pair(self, i: int) -> RougeScore:
         """The score of hypothesis ``i``."""
@@ -113,10 +132,26 @@ class RougeResult:
 
     Index by type name: ``result["rougeL"].fmeasure``; per hypothesis:
     ``result["rougeL"].fmeasures[i]``.
+
+    For the result protocol, the headline is the *first requested type*: ``score`` is its
+    mean F1 and ``item_scores`` its per-hypothesis F1 (``result.score`` is
+    ``result["rouge1"].fmeasure`` with the default types; ask for ``types=("rougeL",)``
+    to make ROUGE-L the headline).
     """
 
     scores: tuple[RougeTypeResult, ...]
     signature: str
+    higher_is_better: ClassVar[bool] = True
+
+    @property
+    def score(self) -> float:
+        """Mean F1 of the first requested type."""
+        return self.scores[0].fmeasure
+
+    @property
+    def item_scores(self) -> tuple[float, ...]:
+        """Per-hypothesis F1 of the first requested type."""
+        return self.scores[0].fmeasures
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -132,14 +167,15 @@ class RougeResult:
 
 # --- tokens -----------------------------------------------------------------------------------
 
-def rouge_tokenize(text: str, tokenizer: str = "rouge-score", *,
+@renamed_keywords(tokenizer="tokenize")
+def rouge_tokenize(text: str, tokenize: str = "rouge-score", *,
                    use_stemmer: bool = False) -> list[str]:
     """Split a text into ROUGE tokens.
 
     Parameters
     ----------
     text : str
-    tokenizer : {'rouge-score', 'unicode'}
+    tokenize : {'rouge-score', 'unicode'}
         ``'rouge-score'`` is Google's tokenizer: lower-case, then keep runs of
         ``a-z0-9``; every other character, including every non-ASCII letter,
         separates tokens (so accented words break apart and Chinese vanishes).
@@ -164,13 +200,11 @@ def rouge_tokenize(text: str, tokenizer: str = "rouge-score", *,
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     use_stemmer = check_bool(use_stemmer, "use_stemmer")
-    return _tokenize_function(_check_tokenizer(tokenizer), use_stemmer)(text)
+    return _tokenize_function(_check_tokenize(tokenize), use_stemmer)(text)
 
 
-def _check_tokenizer(tokenizer):
-    if callable(tokenizer) or tokenizer in TOKENIZERS:
-        return tokenizer
-    raise ValueError(f"tokenizer must be one of {TOKENIZERS} or a callable, got {tokenizer!r}")
+def _check_tokenize(tokenize):
+    return tokenize if callable(tokenize) else check_choice(tokenize, "tokenize", TOKENIZERS)
 
 
 def _tokenize_function(tokenizer, use_stemmer: bool) -> Callable[[str], list[str]]:
@@ -367,41 +401,45 @@ def _check_types(types) -> tuple[str, ...]:
     return types
 
 
-def _check_bootstrap(bootstrap, confidence, seed) -> tuple[int, float, int]:
-    bootstrap = check_int(bootstrap, "bootstrap", minimum=0,
-                          why="bootstrap must be >= 0 (number of resamples, 0 for none)")
-    seed = check_seed(seed)
-    if seed >= 2**32:  # rouge-score's resampling is numpy's legacy RandomState
-        raise ValueError(f"seed must be < 2**32 for ROUGE's bootstrap, got {seed}")
-    return bootstrap, check_confidence(confidence), seed
-
-
-def _bootstrap(matrices: list[np.ndarray], n_samples: int, confidence: float, seed: int):
+def _bootstrap(table: np.ndarray, n_resamples: int, confidence: float, seed: int,
+               signature: str):
     """rouge-score's BootstrapAggregator, with its global NumPy generator made explicit.
 
-    One legacy ``RandomState(seed)`` is consumed type after type, resample after
-    resample, exactly as ``np.random.seed(seed)`` then ``aggregate()`` would, so the
-    intervals equal rouge-score's to rounding.
+    ``table`` holds, per type, the (P, R, F1) of every hypothesis: shape (types, n, 3). One
+    legacy ``RandomState(seed)`` is consumed type after type, resample after resample,
+    exactly as ``np.random.seed(seed)`` then ``aggregate()`` would, so the intervals equal
+    rouge-score's to rounding. Each resample's mean gathers its rows and averages them in
+    rouge-score's order. Returns, per type, ``(low, mid, high, interval of F1)``.
     """
-    rng = np.random.RandomState(seed)
-    delta = (1 - confidence) / 2
-    q = 100 * np.array([delta, 0.5, 1 - delta])
+    n_types, n = table.shape[:2]
+    done = 0
+
+    def means(indices: np.ndarray) -> np.ndarray:
+        nonlocal done  # resample r of the stream belongs to type r // n_resamples
+        kinds = (done + np.arange(len(indices))) // n_resamples
+        done += len(indices)
+        return table[kinds[:, None], indices].mean(axis=1)
+
+    values = replicates(n, means, n_resamples=n_types * n_resamples, seed=seed, legacy=True,
+                        block_entries=1_000_000).reshape(n_types, n_resamples, 3)
     out = []
-    for matrix in matrices:
-        n = matrix.shape[0]
-        means = np.zeros((n_samples, matrix.shape[1]))
-        for b in range(n_samples):
-            means[b] = matrix[rng.choice(np.arange(n), size=n)].mean(axis=0)
-        bounds = np.percentile(means, q, axis=0)
-        out.append(tuple(RougeScore(*map(float, row)) for row in bounds))
+    for k in range(n_types):
+        bounds = [percentile_interval(float(table[k, :, c].mean()), values[k, :, c],
+                                      confidence=confidence, n_resamples=n_resamples,
+                                      seed=seed, signature=signature, percent=True)
+                  for c in range(3)]
+        low, mid, high = (RougeScore(*(getattr(b, q) for b in bounds))
+                          for q in ("low", "mid", "high"))
+        out.append((low, mid, high, bounds[2]))
     return out
 
 
+@renamed_keywords(tokenizer="tokenize", bootstrap="n_resamples")
 def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
           types: Sequence[str] = DEFAULT_TYPES, *, multi_ref: str = "best",
           use_stemmer: bool = False,
-          tokenizer: str | Callable[[str], Sequence[str]] = "rouge-score",
-          bootstrap: int = 0, confidence: float = 0.95, seed: int = 0,
+          tokenize: str | Callable[[str], Sequence[str]] = "rouge-score",
+          n_resamples: int = 0, confidence: float = 0.95, seed: int = 0,
           empty_reference: str = "raise", progress: bool = False) -> RougeResult:
     """ROUGE-N, ROUGE-L and ROUGE-Lsum of hypotheses against their references.
 
@@ -422,18 +460,19 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
     use_stemmer : bool, default False
         Porter-stem tokens longer than 3 characters, as ``RougeScorer(use_stemmer=True)``
         (ROUGE-1.5.5's ``-m``). Applies to the two built-in tokenizers.
-    tokenizer : {'rouge-score', 'unicode'} or callable, default 'rouge-score'
-        See :func:`rouge_tokenize`. Use ``'unicode'`` for text that is not English:
+    tokenize : {'rouge-score', 'unicode'} or callable, default 'rouge-score'
+        See :func:`rouge_tokenize` (formerly ``tokenizer``, still accepted with a
+        ``DeprecationWarning``). Use ``'unicode'`` for text that is not English:
         rouge-score's tokenizer deletes every non-ASCII letter. A callable maps a text to
         its tokens (and does its own stemming, if any).
-    bootstrap : int, default 0
+    n_resamples : int, default 0
         Number of bootstrap resamples for confidence intervals (rouge-score uses 1000);
-        0 skips them.
+        0 skips them. Formerly ``bootstrap``, still accepted with a ``DeprecationWarning``.
     confidence : float, default 0.95
         Coverage of the bootstrap interval.
     seed : int, default 0
-        Seed of the resampling; with the same seed, ``np.random.seed(seed)`` before
-        rouge-score's ``BootstrapAggregator.aggregate()`` gives the same intervals.
+        Seed of the resampling, below ``2**32``; with the same seed, ``np.random.seed(seed)``
+        before rouge-score's ``BootstrapAggregator.aggregate()`` gives the same intervals.
     empty_reference : {'raise', 'zero'}, default 'raise'
         What a reference without tokens does. ``'raise'`` (the default) refuses it,
         naming it: an empty reference is nearly always a data error (a blank line, files
@@ -447,7 +486,7 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
     -------
     RougeResult
         ``result[type]`` holds the mean P/R/F1, the per-hypothesis scores and, with
-        ``bootstrap``, the interval.
+        ``n_resamples``, the interval. ``result.score`` is the first type's mean F1.
 
     Raises
     ------
@@ -466,16 +505,15 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
     hypotheses = check_strings(hypotheses, "hypotheses")
     refs = check_references(hypotheses, references)
     types = _check_types(types)
-    if multi_ref not in MULTI_REF:
-        raise ValueError(f"multi_ref must be one of {MULTI_REF}, got {multi_ref!r}")
+    check_choice(multi_ref, "multi_ref", MULTI_REF)
     use_stemmer = check_bool(use_stemmer, "use_stemmer")
-    tokenizer = _check_tokenizer(tokenizer)
-    bootstrap, confidence, seed = _check_bootstrap(bootstrap, confidence, seed)
-    if empty_reference not in EMPTY_REFERENCE:
-        raise ValueError(f"empty_reference must be one of {EMPTY_REFERENCE}, "
-                         f"got {empty_reference!r}")
+    tokenizer = _check_tokenize(tokenize)
+    n_resamples, confidence, seed = check_resampling(n_resamples, confidence, seed)
+    if seed >= 2**32:  # rouge-score's resampling is numpy's legacy RandomState
+        raise ValueError(f"seed must be < 2**32 for ROUGE's bootstrap, got {seed}")
+    check_choice(empty_reference, "empty_reference", EMPTY_REFERENCE)
     progress = check_bool(progress, "progress")
-    tokenize = _tokenize_function(tokenizer, use_stemmer)
+    split = _tokenize_function(tokenizer, use_stemmer)
 
     vocabulary: dict[str, int] = {}
     encoded: dict[str, _Text] = {}
@@ -485,8 +523,8 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
             def ids(tokens):
                 return [vocabulary.setdefault(t, len(vocabulary)) for t in tokens]
             # rouge-score: sentences are the non-empty lines
-            sentences = [tuple(ids(tokenize(s))) for s in text.split("\n") if s]
-            encoded[text] = _Text(ids(tokenize(text)), sentences)
+            sentences = [tuple(ids(split(s))) for s in text.split("\n") if s]
+            encoded[text] = _Text(ids(split(text)), sentences)
         return encoded[text]
 
     scorers = [(t, _scorer(t)) for t in types]
@@ -507,7 +545,7 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
                 empty.append(f"references[{i}][{j}]")
             elif not ref.ids:
                 hint = (" (the rouge-score tokenizer keeps only a-z and 0-9: use "
-                        "tokenizer='unicode' for other scripts)" if tokenizer == "rouge-score"
+                        "tokenize='unicode' for other scripts)" if tokenizer == "rouge-score"
                         and reference.strip() else "")
                 raise ValueError(f"references[{i}][{j}] has no tokens: {reference[:60]!r}{hint}; "
                                  "empty_reference='zero' scores it 0, as rouge-score does")
@@ -525,8 +563,14 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
     if empty:
         warnings.warn(f"{len(empty)} reference(s) have no tokens (first: {empty[0]}); they "
                       "score P = R = F1 = 0, as in rouge-score", stacklevel=2)
-    intervals = (_bootstrap([table[k] for k in range(len(types))], bootstrap, confidence, seed)
-                 if bootstrap else [(None, None, None)] * len(types))
+    tok_name = getattr(tokenizer, "__name__", "custom") if callable(tokenizer) else tokenizer
+    signature = make_signature(
+        "rouge", types="+".join(types), tok=tok_name, stem=use_stemmer, multi_ref=multi_ref,
+        empty_ref=empty_reference if empty_reference != "raise" else None,
+        bootstrap=n_resamples or None, confidence=confidence if n_resamples else None,
+        seed=seed if n_resamples else None)
+    intervals = (_bootstrap(table, n_resamples, confidence, seed, signature) if n_resamples
+                 else [(None, None, None, None)] * len(types))
     scores = tuple(
         RougeTypeResult(
             rouge_type=t,
@@ -536,12 +580,7 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
             recalls=tuple(map(float, table[k, :, 1])),
             fmeasures=tuple(map(float, table[k, :, 2])),
             best_reference=tuple(map(int, best[k])) if multi_ref == "best" else None,
-            low=intervals[k][0], mid=intervals[k][1], high=intervals[k][2])
+            low=intervals[k][0], mid=intervals[k][1], high=intervals[k][2],
+            interval=intervals[k][3], signature=signature)
         for k, t in enumerate(types))
-    tok_name = getattr(tokenizer, "__name__", "custom") if callable(tokenizer) else tokenizer
-    signature = make_signature(
-        "rouge", types="+".join(types), tok=tok_name, stem=use_stemmer, multi_ref=multi_ref,
-        empty_ref=empty_reference if empty_reference != "raise" else None,
-        bootstrap=bootstrap or None, confidence=confidence if bootstrap else None,
-        seed=seed if bootstrap else None)
     return RougeResult(scores=scores, signature=signature)

@@ -31,6 +31,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from markeval._checks import check_choice
+
 #: The database files read here; ``data.*`` and ``index.*`` per part of speech.
 POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 
@@ -184,8 +186,7 @@ class WordNet:
         >>> wn.morphy("geese", "n"), wn.morphy("running", "v"), wn.morphy("better", "a")
         (['goose'], ['run'], ['better', 'good', 'well'])
         """
-        if pos not in POS_FILES:
-            raise ValueError(f"pos must be one of {sorted(POS_FILES)}, got {pos!r}")
+        check_choice(pos, "pos", POS_FILES)
         exceptions = self._exceptions[pos]
         if form in exceptions:
             forms = exceptions[form]

@@ -9,6 +9,9 @@
 No recapture means the data carry no information on the population size: the estimate is
 ``inf`` and ``no_recapture`` is set, instead of a division error or an arbitrary cap.
 
+Counts are named, and ordered, ``(marked, captured, recaptured)`` everywhere. Every estimate
+exposes ``score`` (= ``estimate``) for the shared result protocol.
+
 Examples
 --------
 >>> lincoln_petersen(marked=100, captured=80, recaptured=20).estimate
@@ -20,11 +23,14 @@ Examples
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import ClassVar
 
 from markeval._checks import check_confidence, check_int, check_list
 from markeval._signature import make_signature
+from markeval._result import alias
 
 __all__ = [
     "PetersenEstimate",
@@ -49,6 +55,11 @@ class PetersenEstimate:
     recaptured: int
     no_recapture: bool
     signature: str
+    higher_is_better: ClassVar[bool] = True  # protocol default: a size has no better side
+
+    score = alias("estimate", "The estimate (result-protocol name).")
+
+    item_scores = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,11 @@ class ChapmanEstimate:
     captured: int
     recaptured: int
     signature: str
+    higher_is_better: ClassVar[bool] = True  # protocol default: a size has no better side
+
+    score = alias("estimate", "The estimate (result-protocol name).")
+
+    item_scores = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +89,11 @@ class SchnabelEstimate:
     occasions: int
     no_recapture: bool
     signature: str
+    higher_is_better: ClassVar[bool] = True  # protocol default: a size has no better side
+
+    score = alias("estimate", "The estimate (result-protocol name).")
+
+    item_scores = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +114,11 @@ class M0Estimate:
     confidence: float
     no_recapture: bool
     signature: str
+    higher_is_better: ClassVar[bool] = True  # protocol default: a size has no better side
+
+    score = alias("estimate", "The estimate (result-protocol name).")
+
+    item_scores = None
 
 
 def _check_two_occasion(marked, captured, recaptured):
@@ -147,14 +173,19 @@ def chapman(marked, captured, recaptured) -> ChapmanEstimate:
     return ChapmanEstimate(float(est), float(var), m, c, r, make_signature("chapman"))
 
 
-def schnabel(captured, recaptured, marked) -> SchnabelEstimate:
+def schnabel(*args, marked=None, captured=None, recaptured=None) -> SchnabelEstimate:
     """Schnabel's multiple-census estimate ``N = Σ_t C_t M_t / Σ_t R_t``.
+
+    The counts are keyword-only, named as in :func:`lincoln_petersen`. Positional
+    arguments are still read in the *old* order ``schnabel(captured, recaptured, marked)``,
+    with a ``DeprecationWarning``: reading them in the new order would silently swap the
+    counts of existing code.
 
     Parameters
     ----------
-    captured, recaptured, marked : sequences of int, one entry per occasion
-        ``C_t`` caught on occasion ``t``, ``R_t`` of them already marked, ``M_t`` marked
-        animals at large before occasion ``t``. Every unmarked animal caught is marked, so
+    marked, captured, recaptured : sequences of int, one entry per occasion
+        ``M_t`` marked animals at large before occasion ``t``, ``C_t`` caught on occasion
+        ``t``, ``R_t`` of them already marked. Every unmarked animal caught is marked, so
         the history must satisfy ``M_1 = 0``, ``M_{t+1} = M_t + C_t − R_t`` and
         ``R_t <= min(C_t, M_t)``; anything else is refused, naming the first occasion
         that breaks it.
@@ -163,15 +194,16 @@ def schnabel(captured, recaptured, marked) -> SchnabelEstimate:
     --------
     Ricker-style census: three occasions of 10 fish, everything caught is marked.
 
-    >>> schnabel(captured=[10, 10, 10], recaptured=[0, 2, 5], marked=[0, 10, 18]).estimate
+    >>> schnabel(marked=[0, 10, 18], captured=[10, 10, 10], recaptured=[0, 2, 5]).estimate
     40.0
     """
-    cs, rs, ms = (check_list(v, name, "a sequence of ints, one per occasion") for v, name in
-                  ((captured, "captured"), (recaptured, "recaptured"), (marked, "marked")))
-    if not (len(cs) == len(rs) == len(ms)):
+    marked, captured, recaptured = _schnabel_arguments(args, marked, captured, recaptured)
+    ms, cs, rs = (check_list(v, name, "a sequence of ints, one per occasion") for v, name in
+                  ((marked, "marked"), (captured, "captured"), (recaptured, "recaptured")))
+    if not (len(ms) == len(cs) == len(rs)):
         raise ValueError(
-            f"captured, recaptured and marked need one entry per occasion, got lengths "
-            f"{len(cs)}, {len(rs)}, {len(ms)}")
+            f"marked, captured and recaptured need one entry per occasion, got lengths "
+            f"{len(ms)}, {len(cs)}, {len(rs)}")
     if not cs:
         raise ValueError("schnabel needs at least one occasion, got none")
     sum_cm = 0
@@ -195,6 +227,27 @@ def schnabel(captured, recaptured, marked) -> SchnabelEstimate:
     est = math.inf if sum_r == 0 else sum_cm / sum_r
     return SchnabelEstimate(float(est), float(sum_cm), sum_r, len(cs), sum_r == 0,
                             make_signature("schnabel"))
+
+
+def _schnabel_arguments(args, marked, captured, recaptured):
+    """Map the deprecated positional form ``(captured, recaptured, marked)`` to keywords."""
+    given = {"marked": marked, "captured": captured, "recaptured": recaptured}
+    if args:
+        if len(args) > 3:
+            raise TypeError(f"schnabel() takes 3 counts, got {len(args)} positional arguments")
+        old = dict(zip(("captured", "recaptured", "marked"), args))
+        both = sorted(name for name in old if given[name] is not None)
+        if both:
+            raise TypeError(f"schnabel() got {', '.join(both)} both by position and by keyword")
+        warnings.warn(
+            "schnabel(captured, recaptured, marked) by position is deprecated; pass the counts "
+            "by keyword: schnabel(marked=..., captured=..., recaptured=...)",
+            DeprecationWarning, stacklevel=3)
+        given.update(old)
+    missing = [name for name, value in given.items() if value is None]
+    if missing:
+        raise TypeError(f"schnabel() missing keyword argument(s): {', '.join(missing)}")
+    return given["marked"], given["captured"], given["recaptured"]
 
 
 def _xlogx(x: float) -> float:

@@ -20,9 +20,11 @@ and ``P̂ = inf`` (no recapture) scores 0.
 * :func:`mark_evaluate` — all four scores from one geometry pass;
 * :func:`word_samples` — the word-level samples of paper §6: one per token per layer.
 
-Text input is encoded with the default model (or ``model``): ``level="sentence"`` gives one
-sample per text (:func:`markeval.encoders.sentence_embeddings`), ``level="word"`` one sample per
-token per layer of ``layers`` (default the last five, as in the paper's Figure 5).
+The estimators work on two arrays of samples. Text input passes through a thin text layer
+first (:mod:`markeval.population.samples`), with the default model or ``model``:
+``level="sentence"`` gives one sample per text (:func:`markeval.encoders.sentence_embeddings`),
+``level="word"`` one sample per token per layer of ``layers`` (default the last five, as in the
+paper's Figure 5).
 
 Duplicate points are allowed: a duplicate is a neighbour at distance 0 (see
 :mod:`markeval.geometry`).
@@ -31,7 +33,7 @@ Examples
 --------
 >>> import numpy as np
 >>> S = np.random.default_rng(0).normal(size=(30, 2))
->>> r = mark_evaluate(S, S.copy(), k=3)
+>>> r = mark_evaluate(S, S.copy(), k=3, progress=False)
 >>> r.petersen.score, r.schnabel_quality.score, r.schnabel_diversity.score, r.capture.score
 (1.0, 1.0, 1.0, 1.0)
 """
@@ -40,13 +42,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from markeval import geometry
-from markeval._checks import check_embeddings, check_k, check_same_dim
+from markeval._checks import check_choice, check_embeddings, check_same_dim
 from markeval._signature import make_signature
+from markeval.encoders import accepts_encoder_settings
 from markeval.population.ecology import m0_mle
+# Re-exported: the text layer used to live here.
+from markeval.population.samples import DEFAULT_WORD_LAYERS, encode_sets, word_samples  # noqa: F401
 
 __all__ = [
     "MEPetersenResult",
@@ -57,21 +63,25 @@ __all__ = [
     "me_schnabel",
     "me_capture",
     "mark_evaluate",
+    "mark_evaluate_from_balls",
     "me_score",
     "word_samples",
     "SCHNABEL_ESTIMATORS",
 ]
 
-#: The paper's word-level setting (§6, Figure 5): the last five hidden layers.
-DEFAULT_WORD_LAYERS = (-5, -4, -3, -2, -1)
-_LEVELS = ("sentence", "word")
 #: ME_Schnabel's estimators: Eq. 4 as printed (the default) and Schnabel's census form.
 SCHNABEL_ESTIMATORS = ("printed", "census")
 
 
 @dataclass(frozen=True)
 class MEPetersenResult:
-    """ME_Petersen: ``score``, the estimate ``P̂``, ``P = |S| + |S'|`` and the counts of Eq. 3."""
+    """ME_Petersen: ``score``, the estimate ``P̂``, ``P = |S| + |S'|`` and the counts of Eq. 3.
+
+    ``item_scores`` is None: the score belongs to the two sets, not to any one sample.
+    """
+
+    higher_is_better: ClassVar[bool] = True
+    item_scores: ClassVar[None] = None
 
     score: float
     estimate: float
@@ -89,8 +99,11 @@ class MESchnabelResult:
 
     ``estimate`` is ``sum_captured * marked_total / sum_recaptured`` (Eq. 4 as printed,
     ``C_T M_T / R_T``) or ``sum_captured_times_marked / sum_recaptured`` (Schnabel's census
-    estimator), as ``estimator`` says.
+    estimator), as ``estimator`` says. ``item_scores`` is None (a set-level score).
     """
+
+    higher_is_better: ClassVar[bool] = True
+    item_scores: ClassVar[None] = None
 
     score: float
     estimate: float
@@ -107,7 +120,13 @@ class MESchnabelResult:
 
 @dataclass(frozen=True)
 class MECaptureResult:
-    """ME_CAPTURE: the M0 MLE from ``occasions``, ``captures`` (``C_total``), ``distinct``."""
+    """ME_CAPTURE: the M0 MLE from ``occasions``, ``captures`` (``C_total``), ``distinct``.
+
+    ``item_scores`` is None (a set-level score).
+    """
+
+    higher_is_better: ClassVar[bool] = True
+    item_scores: ClassVar[None] = None
 
     score: float
     estimate: float
@@ -123,7 +142,17 @@ class MECaptureResult:
 
 @dataclass(frozen=True)
 class MarkEvaluateResult:
-    """All of Mark-Evaluate: quality = ME_Schnabel(S_r, S_e), diversity = ME_Schnabel(S_e, S_r)."""
+    """All of Mark-Evaluate: quality = ME_Schnabel(S_r, S_e), diversity = ME_Schnabel(S_e, S_r).
+
+    ``score`` is ME_Petersen's: of the four it is the one that, like a distance between
+    distributions, treats the two sets alike (symmetric), and it is the paper's first
+    estimator (Eq. 3). It is a convenience for code that wants one number per result; a study
+    should report the four scores, which the metric registry lists as separate metrics.
+    ``item_scores`` is None (set-level scores).
+    """
+
+    higher_is_better: ClassVar[bool] = True
+    item_scores: ClassVar[None] = None
 
     petersen: MEPetersenResult
     schnabel_quality: MESchnabelResult
@@ -131,6 +160,11 @@ class MarkEvaluateResult:
     capture: MECaptureResult
     k: int
     signature: str
+
+    @property
+    def score(self) -> float:
+        """ME_Petersen's score (see the class docstring for why that one)."""
+        return self.petersen.score
 
 
 def me_score(estimate: float, population: int) -> float:
@@ -162,112 +196,20 @@ class _Geometry:
     settings: dict                     # how text became samples, for signatures
 
 
-def word_samples(texts, model=None, *, layers=DEFAULT_WORD_LAYERS, batch_size: int = 32,
-                 device=None, cache_dir=None, progress: bool = False) -> np.ndarray:
-    """Word-level Mark-Evaluate samples (paper §6): one vector per token per selected layer.
-
-    Each text is encoded with :func:`markeval.encoders.token_embeddings`; every word piece
-    contributes its hidden state at each layer of ``layers`` as a separate sample, so a text of
-    ``m`` word pieces gives ``m * len(layers)`` rows. The special tokens the tokenizer adds
-    (``[CLS]``, ``[SEP]``) are left out: they are not words of the text, and since every text
-    has them, in the last layers they sit close together whatever the text says, so keeping
-    them would plant ``2 * len(layers)`` near-duplicates per text in *both* sets that capture
-    one another and pull every score towards "same distribution".
-
-    Parameters
-    ----------
-    texts : list of str
-    model : None, str, os.PathLike or Encoder
-        As in :func:`markeval.encoders.token_embeddings` (None: the default model).
-    layers : int or sequence of int, default the last five ``(-5, ..., -1)``
-        Hidden-state indices (0 = embedding layer, negative counts from the end).
-    batch_size, device, cache_dir, progress
-        Passed to :func:`markeval.encoders.token_embeddings`.
-
-    Returns
-    -------
-    numpy.ndarray
-        float32, shape ``(n_samples, dim)``, ordered text by text, token by token, and for each
-        token layer by layer (the order matters to :func:`me_schnabel`, whose censuses follow
-        it).
-
-    Examples
-    --------
-    >>> x = word_samples(["Fish swim.", "Cats nap."])
-    >>> x.shape  # 3 word pieces per text ("fish", "swim", "."), 5 layers each
-    (30, 384)
-    >>> word_samples(["Fish swim."], layers=[-1]).shape
-    (3, 384)
-    """
-    from markeval.encoders import token_embeddings
-
-    items = token_embeddings(texts, model, layers=layers, batch_size=batch_size, device=device,
-                             progress=progress, cache_dir=cache_dir)
-    dim = items[0].vectors.shape[2] if items else 0
-    # (layers, tokens, dim) → (tokens, layers, dim): one token's samples stay together.
-    parts = [item.vectors[:, ~item.special].transpose(1, 0, 2).reshape(-1, dim)
-             for item in items]
-    return np.concatenate(parts, axis=0) if parts else np.zeros((0, dim), np.float32)
-
-
-def _is_texts(x) -> bool:
-    return isinstance(x, (list, tuple)) and bool(x) and all(isinstance(t, str) for t in x)
-
-
-def _check_level(level, layers):
-    if level not in _LEVELS:
-        raise ValueError(f"level must be 'sentence' or 'word', got {level!r}")
-    if level == "sentence" and layers is not None:
-        raise ValueError(
-            f"layers={layers!r} applies to level='word' only (sentence embeddings use the "
-            "last layer, mean-pooled)")
-    return DEFAULT_WORD_LAYERS if layers is None else layers
-
-
-def _embed(x, name: str, model, level: str, layers, cache_dir):
-    if _is_texts(x):
-        if level == "word":
-            x = word_samples(list(x), model, layers=layers, cache_dir=cache_dir)
-        else:
-            from markeval.encoders import sentence_embeddings
-
-            options = {} if cache_dir is None else {"cache_dir": cache_dir}
-            x = sentence_embeddings(list(x), model, progress=False, **options)
-    elif level == "word":
-        raise ValueError(
-            f"level='word' needs {name} as a list of texts (it embeds their tokens); got "
-            f"{type(x).__name__}. Pass precomputed word samples (see word_samples) as arrays "
-            "with the default level")
-    return check_embeddings(x, name, min_rows=2)
-
-
-def _text_settings(S, S_prime, level, layers, model) -> dict:
-    """Signature fields that say how text input became samples (none for array input)."""
-    if not (_is_texts(S) or _is_texts(S_prime)):
-        return {}
-    from markeval.encoders import _resolve
-
-    encoder = {"model": _resolve(model, None).name}  # already loaded by the embedding step
-    if level == "word":
-        listed = [layers] if isinstance(layers, (int, np.integer)) else list(layers)
-        return {**encoder, "level": "word", "layers": ",".join(str(int(v)) for v in listed)}
-    return {**encoder, "level": "sentence"}
-
-
-def _geometry(S, S_prime, k, names, model, backend, device, level="sentence", layers=None,
-              cache_dir=None) -> _Geometry:
-    layers = _check_level(level, layers)
-    a = _embed(S, names[0], model, level, layers, cache_dir)
-    b = _embed(S_prime, names[1], model, level, layers, cache_dir)
+def _geometry(S, S_prime, k, names, *, model, level, layers, backend, device,
+              progress) -> _Geometry:
+    a, b, settings = encode_sets(S, S_prime, names, model=model, level=level, layers=layers,
+                                 progress=progress)
+    a = check_embeddings(a, names[0], min_rows=2)
+    b = check_embeddings(b, names[1], min_rows=2)
     check_same_dim(a, b, names[0], names[1])
-    k = check_k(k, a.shape[0], set_name=names[0])
-    check_k(k, b.shape[0], set_name=names[1])
-    balls = geometry.knn_balls(a, k, backend=backend, device=device, name=names[0])
-    balls_prime = geometry.knn_balls(b, k, backend=backend, device=device, name=names[1])
-    s_in_prime, prime_in_s = geometry.mutual_membership(balls, balls_prime, backend=backend,
-                                                        device=device)
-    return _Geometry(a.shape[0], b.shape[0], k, balls, balls_prime, s_in_prime, prime_in_s,
-                     _text_settings(S, S_prime, level, layers, model))
+    # k is checked against each set by knn_balls, the one place that uses it.
+    opts = dict(backend=backend, device=device, progress=progress)
+    balls = geometry.knn_balls(a, k, name=names[0], **opts)
+    balls_prime = geometry.knn_balls(b, k, name=names[1], **opts)
+    s_in_prime, prime_in_s = geometry.mutual_membership(balls, balls_prime, **opts)
+    return _Geometry(a.shape[0], b.shape[0], balls.k, balls, balls_prime, s_in_prime,
+                     prime_in_s, settings)
 
 
 def _petersen(g: _Geometry) -> MEPetersenResult:
@@ -280,10 +222,8 @@ def _petersen(g: _Geometry) -> MEPetersenResult:
                             g.k, make_signature("me_petersen", k=g.k, **g.settings))
 
 
-def _check_estimator(estimator) -> str:
-    if estimator not in SCHNABEL_ESTIMATORS:
-        raise ValueError(f"estimator must be one of {SCHNABEL_ESTIMATORS}, got {estimator!r}")
-    return estimator
+def _check_estimator(estimator, name: str = "estimator") -> str:
+    return check_choice(estimator, name, SCHNABEL_ESTIMATORS)
 
 
 def _schnabel(g: _Geometry, estimator: str = "printed") -> MESchnabelResult:
@@ -339,42 +279,46 @@ _DOC_PARAMS = """
     k : int
         Neighbours per ball, ``1 <= k < min(n, n')`` (``n``, ``n'`` count samples: tokens ×
         layers at the word level).
-    model : optional
-        Encoder for text input (default: the offline default model).
+    model : None, str, os.PathLike, Encoder or MemoEncoder, optional
+        Encoder for text input (default: the offline default model), as in
+        :func:`markeval.encoders.resolve_encoder`; its settings (batch size, disk cache)
+        apply. The old ``cache_dir=`` keyword still works, with a ``DeprecationWarning``.
     level : {"sentence", "word"}, default "sentence"
         Text input only. ``"sentence"``: one sample per text
         (:func:`markeval.encoders.sentence_embeddings`). ``"word"``: one sample per token per
         layer of ``layers`` (:func:`word_samples`, paper §6).
     layers : int or sequence of int, optional
         ``level="word"`` only; default the last five layers.
-    cache_dir : str or os.PathLike, optional
-        Disk cache for the text encodings (see :mod:`markeval.encoders`).
     backend, device : optional
         Passed to :mod:`markeval.geometry` (``"torch"`` and ``"cuda"`` for a GPU; exact either
         way).
+    progress : bool, default True
+        Show progress bars (encoding, and each pass over the distances).
 """
 
 
+@accepts_encoder_settings("cache_dir")
 def me_petersen(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
-                cache_dir=None, backend: str = "numpy", device=None) -> MEPetersenResult:
+                backend: str = "numpy", device=None, progress: bool = True) -> MEPetersenResult:
     """ME_Petersen (Eq. 3), symmetric in ``(S, S')``; ``R = 0`` gives ``P̂ = inf``, score 0.
     {params}
     Examples
     --------
     >>> import numpy as np
     >>> S = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
-    >>> r = me_petersen(S, S + 100.0, k=1)
+    >>> r = me_petersen(S, S + 100.0, k=1, progress=False)
     >>> r.score, r.recaptured, r.estimate
     (0.0, 0, inf)
     """
-    g = _geometry(S, S_prime, k, ("S", "S_prime"), model, backend, device, level, layers,
-                  cache_dir)
+    g = _geometry(S, S_prime, k, ("S", "S_prime"), model=model, level=level, layers=layers,
+                  backend=backend, device=device, progress=progress)
     return _petersen(g)
 
 
+@accepts_encoder_settings("cache_dir")
 def me_schnabel(S, S_prime, k: int, *, estimator: str = "printed", model=None,
-                level: str = "sentence", layers=None, cache_dir=None, backend: str = "numpy",
-                device=None) -> MESchnabelResult:
+                level: str = "sentence", layers=None, backend: str = "numpy", device=None,
+                progress: bool = True) -> MESchnabelResult:
     """ME_Schnabel (Eqs. 4–5): ``S`` marked first, then one census per ``s'_i`` in input order.
 
     Before the censuses, all of ``S`` and every ``s'`` inside a ball of ``S`` are marked
@@ -400,23 +344,25 @@ def me_schnabel(S, S_prime, k: int, *, estimator: str = "printed", model=None,
     --------
     >>> import numpy as np
     >>> S = np.array([[0.0], [1.0], [3.0]])
-    >>> r = me_schnabel(S, S.copy(), k=1)
+    >>> r = me_schnabel(S, S.copy(), k=1, progress=False)
     >>> r.score, r.sum_captured, r.marked_total, r.sum_recaptured
     (1.0, 12, 6, 12)
-    >>> far = me_schnabel(S, S + 100.0, k=2)   # disjoint sets: 1 - 1/K, in any order
+    >>> far = me_schnabel(S, S + 100.0, k=2, progress=False)   # disjoint: 1 - 1/K, any order
     >>> far.estimate, round(far.score, 4)
     (9.0, 0.5)
-    >>> me_schnabel(S, S + 100.0, k=2, estimator="census").signature  # doctest: +ELLIPSIS
+    >>> me_schnabel(S, S + 100.0, k=2, estimator="census",
+    ...             progress=False).signature  # doctest: +ELLIPSIS
     'me_schnabel|k:2|estimator:census|version:...'
     """
     estimator = _check_estimator(estimator)
-    g = _geometry(S, S_prime, k, ("S", "S_prime"), model, backend, device, level, layers,
-                  cache_dir)
+    g = _geometry(S, S_prime, k, ("S", "S_prime"), model=model, level=level, layers=layers,
+                  backend=backend, device=device, progress=progress)
     return _schnabel(g, estimator)
 
 
+@accepts_encoder_settings("cache_dir")
 def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
-               cache_dir=None, backend: str = "numpy", device=None) -> MECaptureResult:
+               backend: str = "numpy", device=None, progress: bool = True) -> MECaptureResult:
     """ME_CAPTURE (Eqs. 6–7): model M0's MLE, symmetric in ``(S, S')``.
 
     ``t = |S| + |S'|`` occasions (one per trap), ``C_total = Σ_s (k + 1 + #s' in ball of s) +
@@ -427,18 +373,19 @@ def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layer
     --------
     >>> import numpy as np
     >>> S = np.array([[0.0], [1.0], [3.0]])
-    >>> r = me_capture(S, S.copy(), k=1)
+    >>> r = me_capture(S, S.copy(), k=1, progress=False)
     >>> r.score, r.occasions, r.captures
     (1.0, 6, 24)
     """
-    g = _geometry(S, S_prime, k, ("S", "S_prime"), model, backend, device, level, layers,
-                  cache_dir)
+    g = _geometry(S, S_prime, k, ("S", "S_prime"), model=model, level=level, layers=layers,
+                  backend=backend, device=device, progress=progress)
     return _capture(g)
 
 
+@accepts_encoder_settings("cache_dir")
 def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "printed",
-                  model=None, level: str = "sentence", layers=None, cache_dir=None,
-                  backend: str = "numpy", device=None) -> MarkEvaluateResult:
+                  model=None, level: str = "sentence", layers=None, backend: str = "numpy",
+                  device=None, progress: bool = True) -> MarkEvaluateResult:
     """All four Mark-Evaluate scores of ``candidate`` against ``reference`` from one geometry.
 
     ``petersen`` and ``capture`` are symmetric; ``schnabel_quality`` =
@@ -449,7 +396,7 @@ def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "pr
     ----------
     reference, candidate : array_like or lists of str
         As ``S`` and ``S_prime`` of :func:`me_petersen`.
-    k, model, level, layers, cache_dir, backend, device
+    k, model, level, layers, backend, device, progress
         As in :func:`me_petersen`.
     schnabel_estimator : {"printed", "census"}, default "printed"
         ``estimator`` of :func:`me_schnabel`, for both Schnabel scores.
@@ -458,13 +405,56 @@ def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "pr
     --------
     >>> import numpy as np
     >>> ref = np.random.default_rng(0).normal(size=(40, 3))
-    >>> r = mark_evaluate(ref, ref + 50.0, k=2)
+    >>> r = mark_evaluate(ref, ref + 50.0, k=2, progress=False)
     >>> r.petersen.score, r.schnabel_quality.sum_recaptured
     (0.0, 80)
     """
-    estimator = _check_estimator(schnabel_estimator)
-    g = _geometry(reference, candidate, k, ("reference", "candidate"), model, backend, device,
-                  level, layers, cache_dir)
+    estimator = _check_estimator(schnabel_estimator, "schnabel_estimator")
+    g = _geometry(reference, candidate, k, ("reference", "candidate"), model=model,
+                  level=level, layers=layers, backend=backend, device=device, progress=progress)
+    return _all_scores(g, estimator)
+
+
+def mark_evaluate_from_balls(balls: geometry.KNNBalls, balls_prime: geometry.KNNBalls, *,
+                             membership: tuple[geometry.Membership, geometry.Membership]
+                             | None = None,
+                             schnabel_estimator: str = "printed") -> MarkEvaluateResult:
+    """All four Mark-Evaluate scores from k-NN balls computed beforehand.
+
+    The array core of :func:`mark_evaluate`, for studies that reuse one set's balls against
+    many others (a TAC topic's reference samples against each of its summaries): only the
+    memberships are new for each pair.
+
+    Parameters
+    ----------
+    balls, balls_prime : geometry.KNNBalls
+        The balls of the reference set S and of the candidate set S', with the same ``k``
+        (:func:`markeval.geometry.knn_balls`).
+    membership : (Membership, Membership), optional
+        ``geometry.mutual_membership(balls, balls_prime)``; computed when omitted.
+    schnabel_estimator : {"printed", "census"}, default "printed"
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from markeval import geometry
+    >>> ref = np.random.default_rng(0).normal(size=(40, 3))
+    >>> a, b = geometry.knn_balls(ref, 2), geometry.knn_balls(ref + 50.0, 2)
+    >>> mark_evaluate_from_balls(a, b).petersen.score
+    0.0
+    """
+    estimator = _check_estimator(schnabel_estimator, "schnabel_estimator")
+    if balls.k != balls_prime.k:
+        raise ValueError(f"balls and balls_prime must share k, got {balls.k} and {balls_prime.k}")
+    if membership is None:
+        membership = geometry.mutual_membership(balls, balls_prime)
+    s_in_prime, prime_in_s = membership
+    g = _Geometry(len(balls), len(balls_prime), balls.k, balls, balls_prime, s_in_prime,
+                  prime_in_s, {})
+    return _all_scores(g, estimator)
+
+
+def _all_scores(g: _Geometry, estimator: str) -> MarkEvaluateResult:
     # The reversed view needs no new distances: swap the roles of the two sets.
     rev = _Geometry(g.n_prime, g.n, g.k, g.balls_prime, g.balls, g.prime_in_s, g.s_in_prime,
                     g.settings)

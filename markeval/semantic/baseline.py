@@ -14,20 +14,22 @@ the default model as package data (``bertscore_baseline.json``, read by
 
 Regenerate that file (about a minute on 2 CPU cores) with::
 
-    python -m markeval.semantic.baseline [--n-pairs 2000] [--seed 0]
+    python benchmarks/bertscore_baseline.py [--n-pairs 2000] [--seed 0]
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from markeval._checks import check_int, check_seed, check_strings
+from markeval._checks import check_bool, check_int, check_seed, check_strings
+from markeval.encoders import (accepts_encoder_settings, resolve_encoder, resolve_layers,
+                               token_embeddings)
+from markeval.semantic.greedy import match, unit_rows
+from markeval.semantic.idf import uniform_weights
 
 __all__ = ["BASELINE_FILE", "Baseline", "compute_baseline", "load_baseline"]
 
@@ -55,6 +57,7 @@ class Baseline:
     seed: int
 
 
+@accepts_encoder_settings()
 def compute_baseline(
     sentences,
     model=None,
@@ -62,10 +65,7 @@ def compute_baseline(
     layers=None,
     n_pairs: int = 2000,
     seed: int = 0,
-    batch_size: int = 64,
-    device=None,
     progress: bool = True,
-    cache_dir=None,
 ) -> Baseline:
     """Mean BERTScore P, R, F over ``n_pairs`` random pairs of distinct sentences.
 
@@ -78,13 +78,15 @@ def compute_baseline(
     sentences : list of str
         A large pool of unrelated sentences (at least 2; duplicates are not removed, so
         pass unique sentences).
-    model : None, str, os.PathLike or Encoder
+    model : None, str, os.PathLike, Encoder or MemoEncoder
+        As in :func:`markeval.encoders.resolve_encoder` (device, batch size and disk cache
+        are the encoder's settings).
     layers : None, int or sequence of int
         Hidden layers (default: all, 0..num_layers).
     n_pairs : int, default 2000
     seed : int, default 0
-    batch_size, device, progress, cache_dir
-        As in :func:`markeval.encoders.token_embeddings`.
+    progress : bool, default True
+        Show the encoder's progress bar.
 
     Returns
     -------
@@ -100,10 +102,6 @@ def compute_baseline(
     >>> -1 < b.values[6][2] < 1
     True
     """
-    from markeval.encoders import _resolve, _resolve_layers, token_embeddings
-    from markeval.semantic.bertscore import _match, _unit_rows
-    from markeval.semantic.idf import uniform_weights
-
     sentences = check_strings(sentences, "sentences")
     if len(sentences) < 2:
         raise ValueError(
@@ -111,23 +109,24 @@ def compute_baseline(
         )
     n_pairs = check_int(n_pairs, "n_pairs", minimum=1)
     seed = check_seed(seed)
-    encoder = _resolve(model, device)
-    selected = _resolve_layers(layers, encoder.num_layers)
+    progress = check_bool(progress, "progress")
+    encoder = resolve_encoder(model)
+    selected = resolve_layers(layers, encoder.num_layers)
     rng = np.random.default_rng(seed)
     n = len(sentences)
     a = rng.integers(0, n, size=n_pairs)
     b = (a + rng.integers(1, n, size=n_pairs)) % n  # never a itself
     used = np.unique(np.concatenate([a, b]))
     embs = token_embeddings([sentences[i] for i in used], encoder, layers=selected,
-                            batch_size=batch_size, progress=progress, cache_dir=cache_dir)
+                            batch_size=encoder.batch_size or 64, progress=progress)
     row = {int(i): k for k, i in enumerate(used)}
     weights = [uniform_weights(e) for e in embs]
     totals = np.zeros((len(selected), 3))
     for layer_pos in range(len(selected)):
-        units = [_unit_rows(e.vectors[layer_pos].astype(np.float64)) for e in embs]
+        units = [unit_rows(e.vectors[layer_pos].astype(np.float64)) for e in embs]
         for i, j in zip(a, b):
             hi, rj = row[int(i)], row[int(j)]
-            totals[layer_pos] += _match(units[hi], units[rj], weights[hi], weights[rj])
+            totals[layer_pos] += match(units[hi], units[rj], weights[hi], weights[rj])
     means = totals / n_pairs
     return Baseline(
         model=encoder.name,
@@ -170,39 +169,3 @@ def load_baseline(model: str, layer: int, path=None) -> tuple[float, float, floa
         )
     p, r, f = layers[str(layer)]
     return float(p), float(r), float(f)
-
-
-def _main(argv=None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m markeval.semantic.baseline",
-        description="Recompute the packaged BERTScore baseline of the default model from "
-        "random pairs of BBC News sentences.",
-    )
-    parser.add_argument("--n-pairs", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", type=Path, default=BASELINE_FILE)
-    args = parser.parse_args(argv)
-
-    from markeval.datasets import bbc_sentences
-
-    sentences = list(bbc_sentences(unique=True)["sentence"])
-    result = compute_baseline(sentences, n_pairs=args.n_pairs, seed=args.seed)
-    entry = {  # provenance first, then the numbers
-        "corpus": f"BBC News body sentences, markeval.datasets.bbc_sentences(unique=True) "
-        f"({len(sentences)} sentences, all five topics)",
-        "method": "mean BERTScore P/R/F (no idf) over random pairs of distinct sentences, "
-        "markeval.semantic.baseline.compute_baseline",
-        "n_pairs": result.n_pairs,
-        "seed": result.seed,
-        "date": datetime.date.today().isoformat(),
-        "layers": {str(k): [round(x, 6) for x in v] for k, v in result.values.items()},
-    }
-    data = {"format": 1, "models": {result.model: entry}}
-    args.output.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.output}")
-    for layer, (p, r, f) in result.values.items():
-        print(f"layer {layer}: P={p:.4f} R={r:.4f} F={f:.4f}")
-
-
-if __name__ == "__main__":
-    _main()

@@ -22,18 +22,28 @@ gets a best match of 0 when that text is shorter than the longest in its batch, 
 one otherwise. markeval always takes the true maximum. Contextual cosines with ``[CLS]`` and
 ``[SEP]`` are positive in practice, so this has not shown up on real data (parity ≤ 1e-5 on
 WMT17, see ``tests/test_bertscore.py``).
+
+The arithmetic lives in :mod:`markeval.semantic.greedy` and takes arrays
+(:class:`~markeval.semantic.tokens.WeightedTokens`: vectors, weights, special-token mask);
+:func:`bertscore` is the text layer that encodes each distinct text once and calls it.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from markeval._checks import check_bool, check_references, check_strings
 from markeval._signature import make_signature
+from markeval.encoders import accepts_encoder_settings, resolve_encoder, token_embeddings
+from markeval.semantic.baseline import load_baseline
+# Re-exported: greedy_match and EmptyTextWarning were defined here before the core moved.
+from markeval.semantic.greedy import greedy_match, greedy_scores
 from markeval.semantic.idf import IDFWeights, uniform_weights
+from markeval.semantic.tokens import EmptyTextWarning, WeightedTokens
 
 __all__ = ["DEFAULT_LAYER", "BERTScoreResult", "EmptyTextWarning", "bertscore", "greedy_match"]
 
@@ -45,8 +55,8 @@ __all__ = ["DEFAULT_LAYER", "BERTScoreResult", "EmptyTextWarning", "bertscore", 
 DEFAULT_LAYER = 6
 
 
-class EmptyTextWarning(UserWarning):
-    """An empty hypothesis or reference was scored 0 (as bert-score does)."""
+# Texts per forward pass unless the encoder sets its own.
+_BATCH_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -61,7 +71,13 @@ class BERTScoreResult:
         One entry per hypothesis.
     signature : str
         Model, layer, idf (with its corpus size) and rescaling.
+    score : float
+        The headline: :attr:`f1` (the result protocol's name for it).
+    item_scores : tuple of float
+        :attr:`sentence_f1`.
     """
+
+    higher_is_better: ClassVar[bool] = True
 
     precision: float
     recall: float
@@ -71,100 +87,18 @@ class BERTScoreResult:
     sentence_f1: tuple[float, ...]
     signature: str
 
+    @property
+    def score(self) -> float:
+        """The headline score, :attr:`f1`."""
+        return self.f1
+
+    @property
+    def item_scores(self) -> tuple[float, ...]:
+        """Per-hypothesis headline scores, :attr:`sentence_f1`."""
+        return self.sentence_f1
+
     def __str__(self) -> str:
         return f"BERTScore P={self.precision:.4f} R={self.recall:.4f} F1={self.f1:.4f}"
-
-
-def _unit_rows(x: np.ndarray) -> np.ndarray:
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
-def _weighted_mean(values: np.ndarray, weights: np.ndarray) -> float:
-    total = weights.sum()
-    return float(values @ weights / total) if total > 0 else 0.0
-
-
-def _f1(p: float, r: float) -> float:
-    return 2 * p * r / (p + r) if p + r != 0 else 0.0
-
-
-def greedy_match(hyp_vecs, ref_vecs, hyp_w, ref_w) -> tuple[float, float, float]:
-    """Greedy cosine matching: BERTScore's P, R and F for one pair of token sequences.
-
-    .. math::
-
-        P = \\frac{\\sum_i w^h_i \\max_j \\cos(h_i, r_j)}{\\sum_i w^h_i},\\quad
-        R = \\frac{\\sum_j w^r_j \\max_i \\cos(h_i, r_j)}{\\sum_j w^r_j},\\quad
-        F = \\frac{2PR}{P+R}
-
-    The maxima run over *all* rows, whatever their weight (tokens with weight 0, such as
-    special tokens, can still be matched). A side whose weights sum to 0 gives 0.
-
-    Parameters
-    ----------
-    hyp_vecs : array, shape (n, d)
-        Hypothesis token vectors (any length: rows are normalised here).
-    ref_vecs : array, shape (m, d)
-    hyp_w : array, shape (n,)
-        Non-negative weights of the hypothesis tokens.
-    ref_w : array, shape (m,)
-
-    Returns
-    -------
-    (precision, recall, f1) : tuple of float
-
-    Examples
-    --------
-    Hypothesis tokens along the x- and y-axes, reference tokens along x and at 45°:
-
-    >>> h = [[1, 0], [0, 1]]
-    >>> r = [[2, 0], [1, 1]]
-    >>> p, r_, f = greedy_match(h, r, [1, 1], [1, 1])
-    >>> round(p, 4), round(r_, 4), round(f, 4)   # P = (1 + 0.7071)/2, R = (1 + 0.7071)/2
-    (0.8536, 0.8536, 0.8536)
-    >>> [round(v, 4) for v in greedy_match(h, r, [1, 0], [1, 1])]  # y-token weighs 0
-    [1.0, 0.8536, 0.921]
-    """
-    hyp_vecs = _check_vectors(hyp_vecs, "hyp_vecs")
-    ref_vecs = _check_vectors(ref_vecs, "ref_vecs")
-    if hyp_vecs.shape[1] != ref_vecs.shape[1]:
-        raise ValueError(
-            f"hyp_vecs has dimension {hyp_vecs.shape[1]} but ref_vecs has dimension "
-            f"{ref_vecs.shape[1]}"
-        )
-    hyp_w = _check_weights(hyp_w, len(hyp_vecs), "hyp_w")
-    ref_w = _check_weights(ref_w, len(ref_vecs), "ref_w")
-    return _match(_unit_rows(hyp_vecs), _unit_rows(ref_vecs), hyp_w, ref_w)
-
-
-def _match(hyp_unit, ref_unit, hyp_w, ref_w) -> tuple[float, float, float]:
-    sim = hyp_unit @ ref_unit.T
-    p = _weighted_mean(sim.max(axis=1), hyp_w)
-    r = _weighted_mean(sim.max(axis=0), ref_w)
-    return p, r, _f1(p, r)
-
-
-def _check_vectors(x, name: str) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(
-            f"{name} must be a non-empty 2-D array (tokens, dim), got shape {arr.shape}"
-        )
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    norms = np.linalg.norm(arr, axis=1)
-    if (norms == 0).any():
-        raise ValueError(f"{name} row {int(np.argmin(norms))} is the zero vector: cosine undefined")
-    return arr
-
-
-def _check_weights(w, n: int, name: str) -> np.ndarray:
-    arr = np.asarray(w, dtype=np.float64)
-    if arr.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},) (one weight per token), got {arr.shape}")
-    if not np.isfinite(arr).all() or (arr < 0).any():
-        raise ValueError(f"{name} must be finite and non-negative, got {arr.tolist()}")
-    return arr
 
 
 def _check_idf(idf, encoder) -> IDFWeights | None:
@@ -206,8 +140,6 @@ def _check_baseline(rescale, baseline, encoder, layer):
     if not rescale:
         return None
     if baseline is None:
-        from markeval.semantic.baseline import load_baseline
-
         return load_baseline(encoder.name, layer)
     try:
         b = tuple(float(x) for x in baseline)
@@ -220,6 +152,7 @@ def _check_baseline(rescale, baseline, encoder, layer):
     return b
 
 
+@accepts_encoder_settings()
 def bertscore(
     hypotheses,
     references,
@@ -229,10 +162,7 @@ def bertscore(
     idf: IDFWeights | bool | None = None,
     rescale: bool = False,
     baseline=None,
-    batch_size: int = 64,
-    device=None,
     progress: bool = True,
-    cache_dir=None,
 ) -> BERTScoreResult:
     """BERTScore of each hypothesis against its reference(s), and the corpus means.
 
@@ -241,9 +171,12 @@ def bertscore(
     hypotheses : list of str
     references : list of (str or list of str)
         ``references[i]`` is the reference, or the list of references, of ``hypotheses[i]``.
-    model : None, str, os.PathLike or Encoder
+    model : None, str, os.PathLike, Encoder or MemoEncoder
         None for the default model (all-MiniLM-L6-v2), else as in
-        :func:`markeval.encoders.token_embeddings`.
+        :func:`markeval.encoders.resolve_encoder`. The encoder object carries the encoding
+        settings (device, batch size, disk cache): ``model=default_model().configure(
+        cache_dir=...)``. The old ``batch_size=``, ``device=`` and ``cache_dir=`` keywords
+        still work, with a ``DeprecationWarning``.
     layer : int, optional
         Hidden-state index whose vectors are matched (0 = embeddings; negative counts from
         the end). Default: the last layer (:data:`DEFAULT_LAYER` = 6 for the default model).
@@ -259,9 +192,8 @@ def bertscore(
         ``b`` for (P, R, F). Default with ``rescale=True``: the packaged baseline of the
         default model at ``layer`` (:func:`markeval.semantic.baseline.load_baseline`); other
         models need one from :func:`markeval.semantic.baseline.compute_baseline`.
-    batch_size, device, progress, cache_dir
-        Passed to :func:`markeval.encoders.token_embeddings`. Every distinct text is
-        encoded once.
+    progress : bool, default True
+        Show the encoder's progress bar. Every distinct text is encoded once.
 
     Returns
     -------
@@ -287,45 +219,29 @@ def bertscore(
     >>> s.signature  # doctest: +ELLIPSIS
     'bertscore|model:sentence-transformers/all-MiniLM-L6-v2|layer:6|idf:no|rescale:no|version:...'
     """
-    from markeval.encoders import _resolve, token_embeddings
-
     hypotheses = check_strings(hypotheses, "hypotheses")
     refs = check_references(hypotheses, references)
-    encoder = _resolve(model, device)
+    progress = check_bool(progress, "progress")
+    encoder = resolve_encoder(model)
     layer = _check_layer(layer, encoder)
     idf = _check_idf(idf, encoder)
     b = _check_baseline(rescale, baseline, encoder, layer)
 
     texts = list(dict.fromkeys(hypotheses + [r for group in refs for r in group]))
-    embs = token_embeddings(texts, encoder, layers=[layer], batch_size=batch_size,
-                            progress=progress, cache_dir=cache_dir)
-    # Normalise and weigh each distinct text once; pairs then cost one small product.
-    prepared = {}
-    for text, emb in zip(texts, embs):
-        weights = uniform_weights(emb) if idf is None else idf.weigh(emb)
-        empty = not (~np.asarray(emb.special, dtype=bool)).any()
-        prepared[text] = (_unit_rows(emb.vectors[0].astype(np.float64)), weights, empty)
-
-    scores = np.zeros((len(hypotheses), 3))
-    n_empty = 0
-    for i, (hyp, group) in enumerate(zip(hypotheses, refs)):
-        h_unit, h_w, h_empty = prepared[hyp]
-        best = np.full(3, -np.inf)
-        for ref in group:
-            r_unit, r_w, r_empty = prepared[ref]
-            if h_empty or r_empty:
-                n_empty += 1
-                pair = (0.0, 0.0, 0.0)
-            else:
-                pair = _match(h_unit, r_unit, h_w, r_w)
-            best = np.maximum(best, pair)
-        scores[i] = best
+    embs = token_embeddings(texts, encoder, layers=[layer],
+                            batch_size=encoder.batch_size or _BATCH_SIZE, progress=progress)
+    # One WeightedTokens per distinct text: the core normalises each object once.
+    tokens = {text: WeightedTokens.from_embeddings(
+                  emb, uniform_weights(emb) if idf is None else idf.weigh(emb))
+              for text, emb in zip(texts, embs)}
+    scores, n_empty = greedy_scores([tokens[h] for h in hypotheses],
+                                    [[tokens[r] for r in group] for group in refs])
     if n_empty:
         warnings.warn(
             f"{n_empty} hypothesis-reference pairs have an empty side; their BERTScore is 0 "
             "(as in bert-score)",
             EmptyTextWarning,
-            stacklevel=2,
+            stacklevel=3,  # past accepts_encoder_settings' wrapper, to the caller
         )
     if b is not None:
         scores = (scores - np.array(b)) / (1 - np.array(b))

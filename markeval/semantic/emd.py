@@ -16,10 +16,14 @@ simplex of POT (``ot.emd``), which returns an optimal flow ``F``; the distance i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-__all__ = ["EMDResult", "earth_movers_distance"]
+from markeval._signature import make_signature
+from markeval._result import alias
+
+__all__ = ["EMDResult", "earth_movers_distance", "optimal_flow"]
 
 # The network simplex stops after this many pivots; sentence-sized problems (a few hundred
 # points) need far fewer, and POT's default (1e5) can be hit by document-sized ones.
@@ -38,10 +42,22 @@ class EMDResult:
         float64, shape ``(len(a), len(b))``, read-only: ``flow[i, j]`` is the mass moved from
         point ``i`` of the first set to point ``j`` of the second. Rows sum to the normalised
         ``a``, columns to the normalised ``b``.
+    signature : str
+        The solver (POT's exact network simplex).
+    score : float
+        :attr:`distance` (the result protocol's headline; lower is better).
+    item_scores : None
+        One transport has no per-item scores.
     """
+
+    higher_is_better: ClassVar[bool] = False
+    item_scores: ClassVar[None] = None
 
     distance: float
     flow: np.ndarray
+    signature: str
+
+    score = alias("distance", "The headline score, :attr:`distance`.")
 
 
 def _check_mass(x, name: str) -> np.ndarray:
@@ -78,8 +94,8 @@ def _check_cost(cost, n: int, m: int) -> np.ndarray:
     return arr
 
 
-def _transport(a: np.ndarray, b: np.ndarray, cost: np.ndarray) -> np.ndarray:
-    """Optimal flow for validated, normalised masses (no checks: the hot path of MoverScore)."""
+def optimal_flow(a: np.ndarray, b: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """An optimal flow for validated, normalised masses (no checks: MoverScore's hot path)."""
     import ot
 
     # The two normalised masses may differ in the last bit; POT wants them equal.
@@ -123,6 +139,7 @@ def earth_movers_distance(a, b, cost) -> EMDResult:
     a = _check_mass(a, "a")
     b = _check_mass(b, "b")
     cost = _check_cost(cost, a.size, b.size)
-    flow = _transport(a, b, cost)
+    flow = optimal_flow(a, b, cost)
     flow.setflags(write=False)
-    return EMDResult(distance=float((flow * cost).sum()), flow=flow)
+    return EMDResult(distance=float((flow * cost).sum()), flow=flow,
+                     signature=make_signature("emd", solver="pot-emd"))

@@ -12,14 +12,11 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from markeval._checks import check_strings
-
-if TYPE_CHECKING:
-    from markeval.encoders import TokenEmbeddings
+from markeval.encoders import TokenEmbeddings, resolve_encoder, tokenize_texts
 
 __all__ = ["IDFWeights", "idf_weights", "uniform_weights"]
 
@@ -83,8 +80,9 @@ def idf_weights(corpus, model=None) -> IDFWeights:
     corpus : list of str
         The documents (for BERTScore: the references of the test set, one per segment;
         repeated texts count as separate documents, as in bert-score).
-    model : None, str, os.PathLike or Encoder
-        The encoder whose tokenizer is used (None: the default model).
+    model : None, str, os.PathLike, Encoder or MemoEncoder
+        The encoder whose tokenizer is used (None: the default model), as in
+        :func:`markeval.encoders.resolve_encoder`.
 
     Returns
     -------
@@ -99,10 +97,8 @@ def idf_weights(corpus, model=None) -> IDFWeights:
     (3, 'sentence-transformers/all-MiniLM-L6-v2')
     """
     corpus = check_strings(corpus, "corpus")
-    from markeval.encoders import _resolve, _tokenize
-
-    encoder = _resolve(model, None)
-    encoding = _tokenize(encoder, corpus)
+    encoder = resolve_encoder(model)
+    encoding = tokenize_texts(encoder, corpus)
     tokenizer = encoder.tokenizer
     df: Counter[str] = Counter()
     for ids, special in zip(encoding["input_ids"], encoding["special_tokens_mask"]):

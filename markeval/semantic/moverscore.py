@@ -37,19 +37,25 @@ from __future__ import annotations
 
 import string
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from markeval._checks import check_bool, check_int, check_references, check_strings
+from markeval._checks import check_bool, check_choice, check_int, check_references, check_strings
 from markeval._signature import make_signature
-from markeval.distribution._threads import single_threaded_blas
-# One warning class for "an empty side scored 0" across the embedding metrics.
-from markeval.semantic.bertscore import EmptyTextWarning
-from markeval.semantic.emd import _transport
+from markeval._threads import single_threaded_blas
+from markeval.encoders import (accepts_encoder_settings, resolve_encoder, resolve_layers,
+                               token_embeddings)
+from markeval.semantic.emd import optimal_flow
 from markeval.semantic.idf import IDFWeights, uniform_weights
+# One warning class for "an empty side scored 0" across the embedding metrics.
+from markeval.semantic.tokens import EmptyTextWarning
+from markeval.text import split_sentences
+from markeval._result import alias
 
-__all__ = ["MOVERSCORE_PRESETS", "MoverScore", "aggregate_layers", "moverscore"]
+__all__ = ["MOVERSCORE_PRESETS", "MoverScore", "aggregate_layers", "mover_scores", "moverscore"]
 
 #: Settings of the two published versions of the ``moverscore`` package (see module docs).
 #: ``layers=-1`` is one layer (the last); a tuple of layers means concatenated power means.
@@ -62,6 +68,8 @@ MOVERSCORE_PRESETS = {
 _DISTANCES = ("euclidean", "sqeuclidean")
 _LEVELS = ("word", "sentence")
 _PUNCTUATION = frozenset(string.punctuation)
+# Texts per forward pass unless the encoder sets its own.
+_BATCH_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -78,12 +86,18 @@ class MoverScore:
         The EMD behind each score (NaN where a side was empty).
     signature : str
         Model, layers, aggregation, distance, n-gram order, level, idf and filters.
+    item_scores : tuple of float
+        :attr:`sentence_scores` (the result protocol's name for them).
     """
+
+    higher_is_better: ClassVar[bool] = True
 
     score: float
     sentence_scores: tuple[float, ...]
     sentence_distances: tuple[float, ...]
     signature: str
+
+    item_scores = alias("sentence_scores", "Per-hypothesis scores, :attr:`sentence_scores`.")
 
     def __str__(self) -> str:
         return f"MoverScore = {self.score:.4f}"
@@ -212,7 +226,7 @@ def _cost(x: np.ndarray, y: np.ndarray, distance: str) -> np.ndarray:
 def _mover_distance(hyp, ref, distance: str) -> float:
     (x, a), (y, b) = hyp, ref
     cost = _cost(x, y, distance)
-    flow = _transport(a / a.sum(), b / b.sum(), cost)
+    flow = optimal_flow(a / a.sum(), b / b.sum(), cost)
     return float((flow * cost).sum())
 
 
@@ -246,14 +260,8 @@ def _check_idf(idf, encoder) -> tuple[IDFWeights | None, IDFWeights | None]:
 
 def _settings(preset, encoder, layers, distance, n_gram, level, remove_subwords,
               remove_punctuation, stop_words) -> tuple[_Settings, str]:
-    from markeval.encoders import _resolve_layers
-
-    if preset is None:
-        base = MOVERSCORE_PRESETS["v2"]
-    elif preset in MOVERSCORE_PRESETS:
-        base = MOVERSCORE_PRESETS[preset]
-    else:
-        raise ValueError(f"preset must be 'v1', 'v2' or None, got {preset!r}")
+    check_choice(preset, "preset", (*MOVERSCORE_PRESETS, None))
+    base = MOVERSCORE_PRESETS["v2" if preset is None else preset]
     given = {"layers": layers, "distance": distance, "n_gram": n_gram,
              "remove_subwords": remove_subwords, "remove_punctuation": remove_punctuation}
     chosen = {k: base[k] if v is None else v for k, v in given.items()}
@@ -262,12 +270,10 @@ def _settings(preset, encoder, layers, distance, n_gram, level, remove_subwords,
     if preset == "v2" and chosen["n_gram"] != 1:
         raise ValueError("preset='v2' has no n-grams (the package ignores n_gram): use "
                          "preset='v1' or preset=None for n_gram=2")
-    resolved_layers = _resolve_layers(chosen["layers"], encoder.num_layers)
-    if chosen["distance"] not in _DISTANCES:
-        raise ValueError(f"distance must be one of {_DISTANCES}, got {chosen['distance']!r}")
+    resolved_layers = resolve_layers(chosen["layers"], encoder.num_layers)
+    check_choice(chosen["distance"], "distance", _DISTANCES)
     n = check_int(chosen["n_gram"], "n_gram", minimum=1)
-    if level not in _LEVELS:
-        raise ValueError(f"level must be one of {_LEVELS}, got {level!r}")
+    check_choice(level, "level", _LEVELS)
     if level == "sentence" and n != 1:
         raise ValueError("level='sentence' makes each sentence one point: n_gram must be 1")
     if isinstance(stop_words, str):
@@ -276,7 +282,7 @@ def _settings(preset, encoder, layers, distance, n_gram, level, remove_subwords,
     settings = _Settings(resolved_layers, chosen["distance"], n, level,
                          chosen["remove_subwords"], chosen["remove_punctuation"], stops)
     # n_gram is free within v1; any other departure from the preset makes the recipe custom.
-    same = preset is not None and resolved_layers == _resolve_layers(
+    same = preset is not None and resolved_layers == resolve_layers(
         base["layers"], encoder.num_layers) and all(
         chosen[k] == base[k] for k in ("distance", "remove_subwords", "remove_punctuation"))
     return settings, preset if same else "custom"
@@ -285,6 +291,7 @@ def _settings(preset, encoder, layers, distance, n_gram, level, remove_subwords,
 # --------------------------------------------------------------------------- the metric
 
 
+@accepts_encoder_settings()
 def moverscore(
     hypotheses,
     references,
@@ -299,10 +306,7 @@ def moverscore(
     stop_words=(),
     remove_subwords: bool | None = None,
     remove_punctuation: bool | None = None,
-    batch_size: int = 64,
-    device=None,
     progress: bool = True,
-    cache_dir=None,
 ) -> MoverScore:
     """MoverScore of each hypothesis against its reference(s), and the corpus mean.
 
@@ -312,8 +316,11 @@ def moverscore(
     references : list of (str or list of str)
         ``references[i]`` is the reference, or list of references, of ``hypotheses[i]``.
         With several, the hypothesis gets its highest score (smallest distance).
-    model : None, str, os.PathLike or Encoder
-        None for the default model (all-MiniLM-L6-v2).
+    model : None, str, os.PathLike, Encoder or MemoEncoder
+        None for the default model (all-MiniLM-L6-v2), else as in
+        :func:`markeval.encoders.resolve_encoder`; the encoder object carries the encoding
+        settings (device, batch size, disk cache). The old ``batch_size=``, ``device=`` and
+        ``cache_dir=`` keywords still work, with a ``DeprecationWarning``.
     preset : {"v2", "v1", None}, default "v2"
         The published recipe whose settings fill the arguments left as None (see the table in
         :mod:`markeval.semantic.moverscore`); None starts from v2's values.
@@ -341,9 +348,8 @@ def moverscore(
         presets). False keeps every piece as a point.
     remove_punctuation : bool, optional
         Drop tokens equal to one ASCII punctuation character (both presets).
-    batch_size, device, progress, cache_dir
-        Passed to :func:`markeval.encoders.token_embeddings`; each distinct text is encoded
-        once.
+    progress : bool, default True
+        Show the encoder's progress bar; each distinct text is encoded once.
 
     Returns
     -------
@@ -368,12 +374,10 @@ def moverscore(
     >>> s.signature  # doctest: +ELLIPSIS
     'moverscore|preset:v2|model:sentence-transformers/all-MiniLM-L6-v2|layers:6|...'
     """
-    from markeval.encoders import _resolve, token_embeddings
-    from markeval.text import split_sentences
-
     hypotheses = check_strings(hypotheses, "hypotheses")
     refs = check_references(hypotheses, references)
-    encoder = _resolve(model, device)
+    progress = check_bool(progress, "progress")
+    encoder = resolve_encoder(model)
     s, preset_name = _settings(preset, encoder, layers, distance, n_gram, level,
                                remove_subwords, remove_punctuation, stop_words)
     hyp_idf, ref_idf = _check_idf(idf, encoder)
@@ -382,21 +386,27 @@ def moverscore(
     texts = {("h", t) for t in hypotheses} | {("r", t) for group in refs for t in group}
     units = {t: (split_sentences(t) if s.level == "sentence" else [t]) for _, t in texts}
     unique = list(dict.fromkeys(u for t in sorted(units) for u in units[t]))
-    embs = dict(zip(unique, token_embeddings(unique, encoder, layers=list(s.layers),
-                                             batch_size=batch_size, progress=progress,
-                                             cache_dir=cache_dir))) if unique else {}
+    embs = dict(zip(unique, token_embeddings(
+        unique, encoder, layers=list(s.layers), batch_size=encoder.batch_size or _BATCH_SIZE,
+        progress=progress))) if unique else {}
     # The per-pair algebra is small: BLAS threads only fight PyTorch's for the cores (measured
     # 100x slower on a busy 2-core machine), so it runs on one thread.
     with single_threaded_blas():
-        scores, dists, n_empty = _score_pairs(hypotheses, refs, texts, units, embs,
-                                              hyp_idf, ref_idf, s)
+        points = {}
+        for side, text in texts:
+            weigher = hyp_idf if side == "h" else ref_idf
+            parts = [embs[u] for u in units[text]]
+            weights = [uniform_weights(e) if weigher is None else weigher.weigh(e) for e in parts]
+            points[side, text] = _points(parts, weights, s)
+        scores, dists, n_empty = mover_scores(
+            [points["h", h] for h in hypotheses],
+            [[points["r", r] for r in group] for group in refs], s.distance)
     if n_empty:
-
         warnings.warn(
             f"{n_empty} hypothesis-reference pairs have a side with no mass left (empty, or "
             "only punctuation/stop words); they score 0",
             EmptyTextWarning,
-            stacklevel=2,
+            stacklevel=3,  # past accepts_encoder_settings' wrapper, to the caller
         )
     signature = make_signature(
         "moverscore",
@@ -420,25 +430,42 @@ def moverscore(
     )
 
 
-def _score_pairs(hypotheses, refs, texts, units, embs, hyp_idf, ref_idf, s: _Settings):
-    """Points of every distinct text once, then one EMD per hypothesis-reference pair."""
-    points = {}
-    for side, text in texts:
-        weigher = hyp_idf if side == "h" else ref_idf
-        parts = [embs[u] for u in units[text]]
-        weights = [uniform_weights(e) if weigher is None else weigher.weigh(e) for e in parts]
-        points[side, text] = _points(parts, weights, s)
+def mover_scores(hypotheses: Sequence[tuple[np.ndarray, np.ndarray]],
+                 references: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]],
+                 distance: str = "euclidean") -> tuple[np.ndarray, np.ndarray, int]:
+    """``1 - EMD`` of each hypothesis's points against its references': the core, on arrays.
+
+    A text is a pair ``(vectors, masses)``: unit-length point vectors, shape ``(n, dim)``,
+    and their positive masses, shape ``(n,)`` (``n = 0`` for a text with no mass left).
+    ``references[i]`` holds the references of ``hypotheses[i]``; the smallest distance counts.
+
+    Returns
+    -------
+    scores : numpy.ndarray
+        ``1 - distance`` per hypothesis; 0 where every pair had an empty side.
+    distances : numpy.ndarray
+        The best EMD per hypothesis; NaN where every pair had an empty side.
+    n_empty : int
+        Pairs skipped because a side had no mass.
+
+    Examples
+    --------
+    >>> x = (np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 1.0]))
+    >>> y = (np.array([[1.0, 0.0]]), np.array([1.0]))
+    >>> scores, dists, n_empty = mover_scores([x], [[y, x]], "sqeuclidean")
+    >>> scores.tolist(), dists.tolist(), n_empty
+    ([1.0], [0.0], 0)
+    """
+    check_choice(distance, "distance", _DISTANCES)
     scores = np.zeros(len(hypotheses))
     dists = np.full(len(hypotheses), np.nan)
     n_empty = 0
-    for i, (hyp, group) in enumerate(zip(hypotheses, refs)):
-        h = points["h", hyp]
-        for ref in group:
-            r = points["r", ref]
+    for i, (h, group) in enumerate(zip(hypotheses, references)):
+        for r in group:
             if h[1].size == 0 or r[1].size == 0:
                 n_empty += 1
                 continue
-            d = _mover_distance(h, r, s.distance)
+            d = _mover_distance(h, r, distance)
             if np.isnan(dists[i]) or d < dists[i]:
                 dists[i], scores[i] = d, 1.0 - d
     return scores, dists, n_empty

@@ -61,7 +61,8 @@ def _counts(history):
 def _schnabel(history):
     from markeval.population.ecology import schnabel as estimate
 
-    return estimate(*_counts(history)).estimate
+    captured, recaptured, marked = _counts(history)
+    return estimate(marked=marked, captured=captured, recaptured=recaptured).estimate
 
 
 schnabel = Question(

@@ -12,7 +12,7 @@ __all__ = ["by_hand", "fid_1d", "ipr_precision", "prd_curve"]
 def _ipr(reference, candidate, k):
     from markeval.distribution.ipr import improved_precision_recall
 
-    return improved_precision_recall(reference, candidate, k=k)
+    return improved_precision_recall(reference, candidate, k=k, progress=False)
 
 
 by_hand = Question(

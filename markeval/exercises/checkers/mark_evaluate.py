@@ -14,7 +14,7 @@ __all__ = ["by_hand", "capture_limit", "petersen"]
 def _me_petersen(S, Sp, k):
     from markeval.population.mark_evaluate import me_petersen
 
-    return me_petersen(S, Sp, k)
+    return me_petersen(S, Sp, k, progress=False)
 
 
 def _petersen_by_hand():

@@ -33,7 +33,8 @@ def _subset_r(pair, size, seed):
                                                   system_level_scores)
 
     subset = sentence_subset(len(load_wmt17(pair).references), size, seed=seed)
-    table = system_level_scores(pair, {"BLEU": lambda h, r: bleu(h, r).score}, subset=subset)
+    table = system_level_scores(pair, {"BLEU": lambda h, r: bleu(h, r).score}, subset=subset,
+                                progress=False)
     return float(correlations_by_pair(table, n_resamples=0).value.iloc[0])
 
 

@@ -51,7 +51,7 @@ topic_pearson = Question(
 def _ipr_precision(reference, candidate, k):
     from markeval.distribution.ipr import improved_precision_recall
 
-    return improved_precision_recall(reference, candidate, k=k).precision
+    return improved_precision_recall(reference, candidate, k=k, progress=False).precision
 
 
 def _ipr_cases(rng):

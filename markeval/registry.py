@@ -1,0 +1,266 @@
+"""Every metric of markeval in one list, with what a caller needs to know to use it blindly.
+
+One :class:`MetricInfo` per metric says which function computes it, what it takes (line-aligned
+texts, two sets of embeddings, token probabilities), where its headline number sits in the
+result, whether higher is better, what it is meant to measure and whether swapping its two
+inputs leaves it unchanged. The command line (``markeval list`` and ``markeval score``), the
+sensitivity and ranking experiments and ``tests/test_common.py`` read this list instead of
+keeping their own.
+
+Functions are named as ``"module:function"`` strings and imported on first use, so that reading
+the registry (or scoring BLEU) never imports torch.
+
+Adding a metric is one module and one line in :data:`METRICS` below; ``tests/test_common.py``
+then checks it like every other.
+
+Examples
+--------
+>>> info = get("bleu")
+>>> info.inputs, info.higher_is_better, info.best
+('texts', True, 100.0)
+>>> round(info.score(["the cat sat on the mat"], ["the cat sat on a mat"]), 2)
+53.73
+>>> [m.name for m in metrics(inputs="embeddings", measures="diversity")]
+['prd_recall', 'ipr_recall', 'me_schnabel_diversity']
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from markeval._checks import check_choice
+
+__all__ = ["INPUTS", "MEASURES", "METRICS", "MetricInfo", "get", "metrics", "names"]
+
+#: What a metric compares, and so the call it takes:
+#: ``texts``: ``f(hypotheses, references)``, ``references[i]`` the reference(s) of hypothesis i;
+#: ``text sets``: ``f(generated, real)``, two unaligned lists of tokenised sentences;
+#: ``embeddings``: ``f(reference, candidate)``, two arrays of shape (n, d) and (m, d);
+#: ``probabilities``: ``f(probabilities)``, per-token probabilities of one or more sequences.
+INPUTS = ("texts", "text sets", "embeddings", "probabilities")
+#: What a metric is meant to measure: how good each output is, how much of the reference's
+#: variety the outputs cover, or one number for both.
+MEASURES = ("quality", "diversity", "both")
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """One metric: how to compute it and how to read it.
+
+    Attributes
+    ----------
+    name : str
+        The key (``"bleu"``, ``"rougeL"``, ``"me_petersen"``); also the CLI's name when
+        ``family`` is the name itself.
+    label : str
+        The name in tables and figures (``"ME Petersen"``).
+    description : str
+        One line.
+    corpus : str
+        ``"module:function"`` computing the metric over a corpus or a pair of sets; the call
+        depends on ``inputs`` (see :data:`INPUTS`).
+    inputs : str
+        One of :data:`INPUTS`.
+    higher_is_better : bool
+        Agrees with the result class's ``higher_is_better``.
+    measures : str
+        One of :data:`MEASURES`.
+    symmetric : bool or None
+        Whether swapping the two inputs leaves the score unchanged (with one reference per
+        hypothesis, for ``texts``); None for a metric of one input.
+    best : float or None
+        The score of a perfect output (for two-input metrics: both inputs equal); None when
+        no input attains it (a smoothed language model never gives probability 1).
+    headline : str, default "score"
+        Attribute of the metric's result holding the headline float.
+    items : str, optional
+        Attribute of the metric's result holding one score per hypothesis (or sequence).
+    sentence : str, optional
+        ``"module:function"`` scoring one hypothesis, ``f(hypothesis, references_i)``.
+    part : str, optional
+        When one call computes several metrics (the four Mark-Evaluate scores, the ROUGE
+        types): the attribute, or key, of the call's result that is this metric's result.
+    family : str, optional
+        Metrics computed by one call share a family (``"mark_evaluate"``, ``"rouge"``);
+        default the name.
+    options : mapping
+        Keyword arguments this metric always passes (``types=("rougeL",)``, ``k=1``); a
+        caller's keywords override them.
+    """
+
+    name: str
+    label: str
+    description: str
+    corpus: str
+    inputs: str
+    higher_is_better: bool
+    measures: str
+    symmetric: bool | None
+    best: float | None
+    headline: str = "score"
+    items: str | None = None
+    sentence: str | None = None
+    part: str | None = None
+    family: str = ""
+    options: Mapping[str, object] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self):
+        check_choice(self.inputs, f"{self.name}: inputs", INPUTS)
+        check_choice(self.measures, f"{self.name}: measures", MEASURES)
+        object.__setattr__(self, "family", self.family or self.name)
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+
+    @property
+    def function(self) -> Callable:
+        """The corpus-level function (imported now)."""
+        return _load(self.corpus)
+
+    @property
+    def sentence_function(self) -> Callable | None:
+        """The sentence-level function, or None."""
+        return None if self.sentence is None else _load(self.sentence)
+
+    def compute(self, *inputs, **options):
+        """This metric's result object on ``inputs`` (the function's result, or its ``part``)."""
+        return self.select(self.function(*inputs, **{**self.options, **options}))
+
+    def select(self, result):
+        """This metric's own result inside the result of a call of its family's function."""
+        if self.part is None:
+            return result
+        return getattr(result, self.part) if hasattr(result, self.part) else result[self.part]
+
+    def value(self, result) -> float:
+        """The headline of this metric's result (from :meth:`compute`), a Python float."""
+        return float(getattr(result, self.headline))
+
+    def score(self, *inputs, **options) -> float:
+        """The headline score on ``inputs``: ``value(compute(*inputs, **options))``."""
+        return self.value(self.compute(*inputs, **options))
+
+
+def _load(spec: str) -> Callable:
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+_LEX, _SEM = "markeval.lexical", "markeval.semantic"
+_DIST, _ME = "markeval.distribution", "markeval.population.mark_evaluate:mark_evaluate"
+
+
+def _rouge(rouge_type: str, label: str, what: str, symmetric: bool) -> MetricInfo:
+    return MetricInfo(rouge_type, label, f"{label} F-measure: {what}", f"{_LEX}.rouge:rouge",
+                      "texts", True, "quality", symmetric, 1.0, headline="fmeasure",
+                      items="fmeasures", part=rouge_type, family="rouge",
+                      options={"types": (rouge_type,)})
+
+
+def _me(part: str, label: str, measures: str, symmetric: bool) -> MetricInfo:
+    return MetricInfo(f"me_{part}", label, f"Mark-Evaluate {label[3:]} score (k-NN balls)",
+                      _ME, "embeddings", True, measures, symmetric, 1.0, part=part,
+                      family="mark_evaluate", options={"k": 1})
+
+
+#: Every metric, in table order. name, label, description, function, inputs,
+#: higher_is_better, measures, symmetric, best, then where the numbers are.
+METRICS: tuple[MetricInfo, ...] = (
+    MetricInfo("bleu", "BLEU", "BLEU, sacrebleu-compatible (0-100)", f"{_LEX}.bleu:bleu",
+               "texts", True, "quality", False, 100.0, sentence=f"{_LEX}.bleu:sentence_bleu"),
+    MetricInfo("gleu", "GLEU", "Google-BLEU, NLTK-compatible (0-100)", f"{_LEX}.gleu:gleu",
+               "texts", True, "quality", True, 100.0, sentence=f"{_LEX}.gleu:sentence_gleu"),
+    MetricInfo("meteor", "METEOR", "METEOR, NLTK-compatible; corpus = mean of sentence scores",
+               f"{_LEX}.meteor:corpus_meteor", "texts", True, "quality", False, 1.0,
+               items="scores", sentence=f"{_LEX}.meteor:meteor"),
+    _rouge("rouge1", "ROUGE-1", "unigram overlap", True),
+    _rouge("rouge2", "ROUGE-2", "bigram overlap", True),
+    _rouge("rougeL", "ROUGE-L", "longest common subsequence", True),
+    _rouge("rougeLsum", "ROUGE-Lsum", "union LCS over the lines (sentences)", False),
+    MetricInfo("bertscore", "BERTScore", "BERTScore F1 on contextual token embeddings",
+               f"{_SEM}.bertscore:bertscore", "texts", True, "quality", True, 1.0,
+               headline="f1", items="sentence_f1"),
+    MetricInfo("moverscore", "MoverScore",
+               "MoverScore: earth mover's distance on contextual embeddings",
+               f"{_SEM}.moverscore:moverscore", "texts", True, "quality", True, 1.0,
+               items="sentence_scores"),
+    MetricInfo("perplexity", "perplexity", "perplexity of token probabilities (micro average)",
+               f"{_LEX}.perplexity:perplexity", "probabilities", False, "quality", None, 1.0,
+               headline="perplexity", items="sequence_perplexities"),
+    MetricInfo("forward_ce", "forward CE",
+               "forward cross-entropy (bits/token): an n-gram LM of the real text scores the "
+               "generated text", f"{_LEX}.perplexity:forward_cross_entropy", "text sets", False,
+               "quality", False, None, headline="cross_entropy_bits"),
+    MetricInfo("reverse_ce", "reverse CE",
+               "reverse cross-entropy (bits/token): an n-gram LM of the generated text scores "
+               "the real text", f"{_LEX}.perplexity:reverse_cross_entropy", "text sets", False,
+               "diversity", False, None, headline="cross_entropy_bits"),
+    MetricInfo("fid", "FID", "Fréchet distance between Gaussians fitted to the two sets",
+               f"{_DIST}.fid:fid", "embeddings", False, "both", True, 0.0, headline="value"),
+    MetricInfo("prd_precision", "PRD F1/8", "PRD curve's F_1/8 (precision-like)",
+               f"{_DIST}.prd:prd", "embeddings", True, "quality", False, 1.0,
+               headline="f_beta_inv", family="prd"),
+    MetricInfo("prd_recall", "PRD F8", "PRD curve's F_8 (recall-like)", f"{_DIST}.prd:prd",
+               "embeddings", True, "diversity", False, 1.0, headline="f_beta", family="prd"),
+    MetricInfo("ipr_precision", "IPR precision", "improved precision: candidates in the "
+               "reference's k-NN balls", f"{_DIST}.ipr:improved_precision_recall",
+               "embeddings", True, "quality", False, 1.0, headline="precision", family="ipr"),
+    MetricInfo("ipr_recall", "IPR recall", "improved recall: references in the candidates' "
+               "k-NN balls", f"{_DIST}.ipr:improved_precision_recall", "embeddings", True,
+               "diversity", False, 1.0, headline="recall", family="ipr"),
+    _me("schnabel_quality", "ME Schnabel Q", "quality", False),
+    _me("schnabel_diversity", "ME Schnabel D", "diversity", False),
+    _me("petersen", "ME Petersen", "both", True),
+    _me("capture", "ME CAPTURE", "both", True),
+)
+
+_BY_NAME = {m.name: m for m in METRICS}
+
+
+def metrics(*, inputs: str | None = None, measures: str | None = None,
+            family: str | None = None) -> tuple[MetricInfo, ...]:
+    """The registered metrics, in table order, optionally only those of one kind.
+
+    Examples
+    --------
+    >>> [m.name for m in metrics(family="rouge")]
+    ['rouge1', 'rouge2', 'rougeL', 'rougeLsum']
+    """
+    for value, name, allowed in ((inputs, "inputs", INPUTS), (measures, "measures", MEASURES)):
+        if value is not None:
+            check_choice(value, name, allowed)
+    return tuple(m for m in METRICS if (inputs is None or m.inputs == inputs)
+                 and (measures is None or m.measures == measures)
+                 and (family is None or m.family == family))
+
+
+def names(**kinds) -> tuple[str, ...]:
+    """The names of :func:`metrics` (same filters).
+
+    Examples
+    --------
+    >>> names(inputs="embeddings")[:3]
+    ('fid', 'prd_precision', 'prd_recall')
+    """
+    return tuple(m.name for m in metrics(**kinds))
+
+
+def get(name: str) -> MetricInfo:
+    """The metric called ``name``; ``ValueError`` naming the closest ones otherwise.
+
+    Examples
+    --------
+    >>> get("fid").higher_is_better
+    False
+    >>> get("fd")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown metric 'fd'; did you mean 'fid'? (metrics: bleu, gleu, ...)
+    """
+    if isinstance(name, str) and name in _BY_NAME:
+        return _BY_NAME[name]
+    close = difflib.get_close_matches(str(name), list(_BY_NAME), n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"unknown metric {name!r}{hint} (metrics: {', '.join(_BY_NAME)})")

@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from markeval._checks import check_choice
+
 __all__ = ["CACHE_KINDS", "CacheWarning", "atomic_write", "cache_root", "cache_usage",
            "clear_cache", "read_entry", "write_entry"]
 
@@ -215,9 +217,7 @@ def clear_cache(kind: str = "all", root: Path | None = None) -> int:
     >>> clear_cache("data", root), cache_usage(root)["data"]["files"]
     (1, 0)
     """
-    kinds = ("all", *CACHE_KINDS, "partial")
-    if kind not in kinds:
-        raise ValueError(f"kind must be one of {kinds}, got {kind!r}")
+    check_choice(kind, "kind", ("all", *CACHE_KINDS, "partial"))
     root = cache_root() if root is None else Path(root)
     if not root.is_dir():
         return 0

@@ -609,9 +609,10 @@ def test_tac_is_immutable():
     assert isinstance(topic.annotations, tuple)
 
 
-@pytest.mark.parametrize("year", [2010, "2008", 8, True])
-def test_tac_bad_year(year):
-    with pytest.raises(ValueError, match="year must be one of 2008, 2009"):
+@pytest.mark.parametrize("year, error", [(2010, ValueError), ("2008", ValueError),
+                                         (8, ValueError), (True, TypeError)])
+def test_tac_bad_year(year, error):
+    with pytest.raises(error, match="year must be one of 2008, 2009"):
         load_tac(year)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from markeval._checks import check_choice
 from markeval.datasets._locate import locate
 from markeval.datasets._sources import TAC_FILES
 
@@ -73,9 +74,7 @@ class TacTopic:
 
 
 def _check_year(year) -> int:
-    if isinstance(year, bool) or year not in TAC_FILES:
-        raise ValueError(f"year must be one of {', '.join(map(str, TAC_FILES))}, got {year!r}")
-    return int(year)
+    return int(check_choice(year, "year", TAC_FILES))
 
 
 def _float(value) -> float | None:

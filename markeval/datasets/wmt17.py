@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 import pandas as pd
 
+from markeval._checks import check_choice
 from markeval.datasets._locate import locate
 from markeval.datasets._sources import (
     WMT17_SYSTEMS,
@@ -212,9 +213,7 @@ def _read_table(path: Path) -> pd.DataFrame:
 def _select(table: pd.DataFrame, pair: str | None) -> pd.DataFrame:
     if pair is None:
         return table.reset_index(drop=True)
-    available = sorted(table["pair"].unique())
-    if pair not in available:
-        raise ValueError(f"pair must be one of {', '.join(available)} or None, got {pair!r}")
+    check_choice(pair, "pair", sorted(table["pair"].unique()))
     return table[table["pair"] == pair].reset_index(drop=True)
 
 

@@ -37,6 +37,16 @@ from markeval.lexical.gleu import (
     sentence_gleu,
     sentence_gleu_scores,
 )
+from markeval.lexical.chrf import (
+    CHRFScore,
+    CHRFStatistics,
+    chrf,
+    chrf_bootstrap,
+    chrf_from_statistics,
+    chrf_statistics,
+    sentence_chrf,
+    sentence_chrf_scores,
+)
 from markeval.lexical.meteor import CorpusMeteorResult, MeteorResult, corpus_meteor, meteor
 from markeval.lexical.ngram_lm import NGramLM
 from markeval.lexical.perplexity import (
@@ -45,6 +55,16 @@ from markeval.lexical.perplexity import (
     forward_cross_entropy,
     perplexity,
     reverse_cross_entropy,
+)
+from markeval.lexical.ter import (
+    TERScore,
+    TERStatistics,
+    sentence_ter,
+    sentence_ter_scores,
+    ter,
+    ter_bootstrap,
+    ter_from_statistics,
+    ter_statistics,
 )
 from markeval.lexical.rouge import RougeResult, RougeScore, RougeTypeResult, rouge, rouge_tokenize
 from markeval.population.ecology import (
@@ -76,6 +96,7 @@ from markeval.semantic.idf import IDFWeights, idf_weights, uniform_weights
 from markeval.semantic.moverscore import MOVERSCORE_PRESETS, MoverScore, aggregate_layers, moverscore
 from markeval.registry import MetricInfo
 from markeval.resampling import BootstrapResult, bootstrap
+from markeval.significance import SignificanceResult, SystemComparison, paired_significance
 from markeval.stats import Correlation, correlation, kendall, pearson, spearman
 from markeval.text import ngram_counts, split_sentences, tokenize
 
@@ -98,4 +119,9 @@ __all__ = [
     "uniform_weights",
     "BootstrapResult", "MetricInfo", "MetricResult", "SentenceScores", "bootstrap", "gleu_bootstrap",
     "registry",
+    "CHRFScore", "CHRFStatistics", "chrf", "chrf_bootstrap", "chrf_from_statistics",
+    "chrf_statistics", "sentence_chrf", "sentence_chrf_scores",
+    "SignificanceResult", "SystemComparison", "paired_significance",
+    "TERScore", "TERStatistics", "sentence_ter", "sentence_ter_scores", "ter", "ter_bootstrap",
+    "ter_from_statistics", "ter_statistics",
 ]

@@ -66,6 +66,57 @@ def read_aligned(hyp_path: str, ref_paths: list[str]) -> tuple[list[str], list[l
     return hypotheses, [list(refs) for refs in zip(*streams)]
 
 
+def read_systems(baseline: str, systems: list[str], ref_paths: list[str]
+                 ) -> tuple[list[tuple[str, list[str]]], list[list[str]]]:
+    """``[(path, lines), ...]`` (the baseline first) and the references, all line-aligned.
+
+    Systems are named by their paths, as sacrebleu names them; a path given twice (or the
+    baseline again) is an error.
+    """
+    paths = [baseline, *systems]
+    if paths.count("-") + ref_paths.count("-") > 1:
+        raise CLIError("only one of --baseline, --system and --ref can read stdin ('-')")
+    seen = set()
+    for path in paths:
+        if path in seen:
+            raise CLIError(f"{_label(path)} is given twice (as the baseline or a --system): "
+                           "each system must be a different file")
+        seen.add(path)
+    hypotheses, references = read_aligned(baseline, ref_paths)
+    named = [(_label(baseline), hypotheses)]
+    for path in systems:
+        lines = read_lines(path)
+        if len(lines) != len(hypotheses):
+            raise CLIError(
+                f"line counts differ: {_label(baseline)} has {len(hypotheses)} lines but "
+                f"{_label(path)} has {len(lines)} (files must be line-aligned)")
+        named.append((_label(path), lines))
+    return named, references
+
+
+def format_comparison(results: list, fmt: str, meta: dict) -> str:
+    """Paired-test results (one :class:`~markeval.significance.SignificanceResult` per
+    metric) as sacrebleu's table, ``json`` or ``tsv``."""
+    if fmt == "json":
+        out = [{"metric": r.metric, "signature": r.signature,
+                "higher_is_better": r.higher_is_better,
+                "systems": [{"system": row.name, "baseline": row.is_baseline,
+                             "score": row.score, "mean": row.mean, "ci": row.ci,
+                             "ci_low": row.ci_low, "ci_high": row.ci_high,
+                             "p_value": row.p_value} for row in r.rows]} for r in results]
+        return _json({**meta, "results": out})
+    if fmt == "tsv":
+        lines = [f"# {r.metric}: {r.signature}" for r in results]
+        lines.append("system\tmetric\tscore\tmean\tci\tp_value")
+        lines += [f"{row.name}\t{r.metric}\t{row.score!r}\t{row.mean!r}\t{row.ci!r}\t"
+                  f"{'' if row.p_value is None else repr(row.p_value)}"
+                  for r in results for row in r.rows]
+        return "\n".join(lines)
+    from markeval.significance import format_table
+
+    return format_table(results)
+
+
 _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK\x03\x04"
 

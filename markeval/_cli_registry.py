@@ -43,6 +43,10 @@ def _to_int_list(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in _to_str_list(text))
 
 
+def _to_float_list(text: str) -> tuple[float, ...]:
+    return tuple(float(part) for part in _to_str_list(text))
+
+
 def _or_none(convert: Callable[[str], object]) -> Callable[[str], object]:
     # Only numeric and bool options take "none": for str options it can be a real value
     # (BLEU's tokenize="none").
@@ -57,6 +61,10 @@ _SIMPLE = {"int": (int, "int"), "float": (float, "float"), "bool": (_to_bool, "b
 #: Converters for options whose annotation is not simple (used in the registry below).
 STR_LIST = (_to_str_list, "comma-separated str")
 INT_LIST = (_to_int_list, "comma-separated int")
+FLOAT_LIST = (_to_float_list, "comma-separated float")
+INT = (int, "int")
+FLOAT = (float, "float")
+BOOL = (_to_bool, "bool")
 PATH = (str, "path")
 STR = (str, "str")
 #: Set by the CLI itself (``--quiet``), never by ``--opt``.
@@ -155,12 +163,18 @@ class Metric:
                 options[p.name] = Option(p.name, derived[0], derived[1], p.default)
         return options
 
+    @property
+    def _defaults(self) -> Mapping[str, object]:
+        """The registry entry's fixed options (chrf++ is chrf with ``word_order=2``); a family
+        scored by one call (ROUGE) passes its members' options itself."""
+        return {} if self.rows is not None else self.info.options
+
     def corpus_rows(self, hypotheses, references, opts: dict, progress: bool) -> list[Row]:
         """Score the corpus; one Row per printed result."""
         fn = self.info.function
         accepts = "progress" in inspect.signature(fn).parameters
         extra = {"progress": progress} if accepts else {}
-        result = fn(hypotheses, references, **opts, **extra)
+        result = fn(hypotheses, references, **{**self._defaults, **opts}, **extra)
         if self.rows is not None:
             return self.rows(result)
         headline, items = self.info.headline, self.info.items
@@ -179,6 +193,7 @@ class Metric:
         fn = self.info.sentence_function
         from tqdm.auto import tqdm
 
+        opts = {**self._defaults, **opts}
         results = [fn(h, r, **opts) for h, r in tqdm(
             list(zip(hypotheses, references)), desc=self.name, unit="line", disable=not progress,
             leave=False)]
@@ -199,7 +214,14 @@ def _rouge_rows(result) -> list[Row]:
 
 # Options whose annotation says nothing a command line can use, per CLI metric.
 _ENCODER_OPTIONS = {"model": PATH, "device": STR, "cache_dir": PATH}
+_CHRF_OPTIONS = {"char_order": INT, "word_order": INT, "beta": FLOAT, "lowercase": BOOL,
+                 "whitespace": BOOL, "eps_smoothing": BOOL}
 _CONVERTERS = {
+    # max_order=None means 4 (or len(weights)); on the command line leave it out for that.
+    "bleu": {"weights": FLOAT_LIST, "max_order": INT},
+    "chrf": _CHRF_OPTIONS,
+    "chrf++": _CHRF_OPTIONS,
+    "ter": {"normalized": BOOL, "no_punct": BOOL, "asian_support": BOOL, "case_sensitive": BOOL},
     "meteor": {"tokenize": STR, "wordnet": PATH},
     "rouge": {"types": STR_LIST, "tokenize": STR},
     "bertscore": _ENCODER_OPTIONS,
@@ -228,7 +250,6 @@ REGISTRY: dict[str, Metric] = {
 NOT_SCORED = {
     "perplexity": "perplexity scores text against a language model, not against references: "
                   "use markeval.perplexity in Python",
-    "chrf": "chrF is not implemented in markeval: use sacrebleu's chrF",
 }
 _ELSEWHERE = {"text sets": "two unaligned sets of tokenised sentences",
               "embeddings": "two sets of embeddings (`markeval me` gives Mark-Evaluate)",

@@ -1,9 +1,11 @@
-"""The ``markeval`` command line: ``score``, ``me``, ``list`` and ``cache``.
+"""The ``markeval`` command line: ``score``, ``compare``, ``me``, ``list`` and ``cache``.
 
 ``python -m markeval score --metric bleu --hyp system.txt --ref reference.txt`` scores a
 system output (one sentence per line) against one or more line-aligned reference files;
-``python -m markeval me --reference a.txt --candidate b.txt`` gives the Mark-Evaluate scores of
-two sets of sentences; ``python -m markeval list`` prints the metrics and their options;
+``python -m markeval compare --baseline a.txt --system b.txt --ref ref.txt`` runs sacrebleu's
+paired significance tests (bootstrap or approximate randomization) of systems against a
+baseline; ``python -m markeval me --reference a.txt --candidate b.txt`` gives the Mark-Evaluate
+scores of two sets of sentences; ``python -m markeval list`` prints the metrics and their options;
 ``python -m markeval cache`` shows where the on-disk cache lives and its size per kind, and
 ``python -m markeval cache clear KIND`` empties a kind.
 
@@ -21,8 +23,8 @@ import warnings
 from pathlib import Path
 
 from markeval import __version__, registry
-from markeval._cli_io import (format_corpus, format_sentences, name_lines, read_aligned, read_lines,
-                              read_npy)
+from markeval._cli_io import (format_comparison, format_corpus, format_sentences, name_lines,
+                              read_aligned, read_lines, read_npy, read_systems)
 from markeval._cli_registry import (NOT_SCORED, CLIError, Row, available, get_metric, not_scored,
                                     parse_options)
 from markeval.population.mark_evaluate import SCHNABEL_ESTIMATORS
@@ -79,6 +81,62 @@ def _score(args) -> str:
     meta = {"hyp": args.hyp, "refs": args.ref, "lines": len(hypotheses),
             "level": "sentence" if args.sentence else "corpus"}
     return (format_sentences if args.sentence else format_corpus)(rows, args.fmt, meta)
+
+
+_STATISTICS_FUNCTIONS = {"chrf": ("chrF", "markeval.lexical.chrf:chrf"),
+                         "ter": ("TER", "markeval.lexical.ter:ter")}
+
+
+def _compare_metric(name: str):
+    """The command-line metric whose options ``--opt`` sets for ``compare -m name``: the
+    registry family's (``rouge1`` -> ``rouge``); chrF and TER also before they are registered."""
+    from markeval._cli_registry import Metric, _CONVERTERS
+
+    try:
+        family = registry.get(name).family
+    except ValueError:
+        family = name.lower()
+    try:
+        return get_metric(family)
+    except CLIError:
+        if family not in _STATISTICS_FUNCTIONS:
+            raise
+    label, function = _STATISTICS_FUNCTIONS[family]
+    info = registry.MetricInfo(family, label, label, function, "texts", family != "ter",
+                               "quality", False, None)
+    return Metric(family, label, info, _CONVERTERS.get(family, {}))
+
+
+def _compare(args) -> str:
+    from markeval.significance import paired_significance
+
+    names = list(dict.fromkeys(args.metric or ["bleu"]))
+    cli_metrics = {name: _compare_metric(name) for name in names}
+    unique = list({m.name: m for m in cli_metrics.values()}.values())
+    options = parse_options(args.opt, unique)
+    named, references = read_systems(args.baseline, args.system, args.ref)
+    results = []
+    for name in names:
+        family = cli_metrics[name].name
+        opts = {k: v for k, v in options.get(family, {}).items()
+                if not (family == "rouge" and k == "types")}
+        with warnings.catch_warnings(record=True) as caught:
+            try:
+                metric = name if name in registry.names() else name.lower()
+                results.append(paired_significance(
+                    named[0], dict(named[1:]), references, metric=metric, test=args.test,
+                    n_resamples=args.n_resamples, seed=args.seed, options=opts,
+                    progress=_progress(args)))
+            except (ValueError, TypeError) as err:
+                message = name_lines(" ".join(str(err).split()), args.baseline, args.ref)
+                raise CLIError(f"{name}: {message}") from None
+        for warning in caught:
+            print(f"markeval: warning: {name}: {warning.message}", file=sys.stderr)
+    first = results[0]
+    meta = {"baseline": named[0][0], "systems": [n for n, _ in named[1:]], "refs": args.ref,
+            "lines": len(references), "test": first.test, "n_resamples": first.n_resamples,
+            "seed": first.seed}
+    return format_comparison(results, args.fmt, meta)
 
 
 def _me(args) -> str:
@@ -198,6 +256,32 @@ def build_parser() -> argparse.ArgumentParser:
                    help="metric option, e.g. smooth=exp or bleu.tokenize=none")
     _add_output(p)
     p.set_defaults(run=_score)
+
+    p = sub.add_parser("compare", help="paired significance tests of systems against a baseline",
+                       description="sacrebleu's --paired-bs / --paired-ar: is each system's "
+                                   "score different from the baseline's by more than chance? "
+                                   "Same defaults and random streams as sacrebleu 2.6 (1000 "
+                                   "bootstrap resamples or 10000 randomization trials, seed "
+                                   "12345), so the p-values are sacrebleu's. Systems are named "
+                                   "by their files; all files are line-aligned.")
+    p.add_argument("--baseline", required=True, help="baseline system output, one line each")
+    p.add_argument("--system", action="append", required=True,
+                   help="system output compared with the baseline (repeat for several)")
+    p.add_argument("--ref", action="append", required=True,
+                   help="reference file (repeat for several references per line)")
+    p.add_argument("--metric", "-m", action="append",
+                   help="bleu (default), chrf, ter, or a metric with per-line scores "
+                        "(meteor, rouge1, rouge2, rougeL, rougeLsum, bertscore); repeat")
+    p.add_argument("--test", choices=("bs", "ar"), default="bs",
+                   help="bs: paired bootstrap resampling (default); ar: approximate "
+                        "randomization")
+    p.add_argument("--n-resamples", type=int, default=None, metavar="N",
+                   help="bootstrap resamples (bs, default 1000) or trials (ar, default 10000)")
+    p.add_argument("--seed", type=int, default=12345, help="random seed (default 12345)")
+    p.add_argument("--opt", action="append", default=[], metavar="KEY=VALUE",
+                   help="metric option, e.g. tokenize=intl or chrf.word_order=2")
+    _add_output(p)
+    p.set_defaults(run=_compare)
 
     p = sub.add_parser("me", help="Mark-Evaluate scores of a candidate set against a reference set",
                        description="ME_Petersen, ME_Schnabel (quality and diversity) and "

@@ -68,11 +68,15 @@ def split_sentences(text: str) -> list[str]:
 # --- Tokenizers (sacrebleu-compatible) -------------------------------------------------------
 #
 # BLEU scores depend on tokenisation, so markeval reproduces sacrebleu's tokenizers exactly:
-# ``13a`` (mteval-v13a.pl, WMT's default), ``intl`` (mteval-v14 international) and ``none``
-# (split on white space only). Every text is pre-processed as sacrebleu does:
-# optional lower-casing, then ``rstrip()``, then the tokenizer, then ``str.split()``.
+# ``13a`` (mteval-v13a.pl, WMT's default), ``intl`` (mteval-v14 international), ``none``
+# (split on white space only), ``char`` (every non-space character a token) and ``zh``
+# (every CJK character a token, the rest as 13a's regular expressions). Every text is
+# pre-processed as sacrebleu does: optional lower-casing, then ``rstrip()``, then the
+# tokenizer, then ``str.split()``. sacrebleu's ``ja-mecab``, ``ko-mecab``, ``spm``,
+# ``flores101``/``flores200`` and ``spBLEU-1K`` need a downloaded model (MeCab dictionaries, a
+# SentencePiece model) and are not offered.
 
-TOKENIZERS = ("13a", "intl", "none")
+TOKENIZERS = ("13a", "intl", "none", "char", "zh")
 
 # 13a step 1 puts spaces around these ASCII symbols. sacrebleu's class also contains the
 # space itself; padding a space with spaces changes no token, so it is left out here.
@@ -139,7 +143,43 @@ def _tokenize_none(lines: list[str]) -> list[tuple[str, ...]]:
     return [tuple(line.split()) for line in lines]
 
 
-_TOKENIZER_FUNCTIONS = {"13a": _tokenize_13a, "intl": _tokenize_intl, "none": _tokenize_none}
+def _tokenize_char(lines: list[str]) -> list[tuple[str, ...]]:
+    # sacrebleu joins the characters with spaces and BLEU splits on white space: every
+    # character that str.split() does not treat as a separator is a token.
+    return [tuple("".join(line.split())) for line in lines]
+
+
+# sacrebleu's zh ranges, compared as sacrebleu compares them: single characters against the
+# range ends as strings. Two of its ends are written with five hex digits ("\u20000",
+# "\u2f800"), which Python reads as a four-digit escape followed by a digit, so those two
+# ranges really are U+2001..U+2A6D (general punctuation, arrows, math symbols ...) and
+# U+2F81..U+2FA1, not the CJK Extension B and the Compatibility Supplement. Reproduced on
+# purpose, so that zh BLEU agrees with sacrebleu's.
+_ZH_RANGES = (
+    (0x3400, 0x4DB5), (0x4E00, 0x9FA5), (0x9FA6, 0x9FBB), (0xF900, 0xFA2D), (0xFA30, 0xFA6A),
+    (0xFA70, 0xFAD9), (0x2001, 0x2A6D), (0x2F81, 0x2FA1), (0xFF00, 0xFFEF), (0x2E80, 0x2EFF),
+    (0x3000, 0x303F), (0x31C0, 0x31EF), (0x2F00, 0x2FDF), (0x2FF0, 0x2FFF), (0x3100, 0x312F),
+    (0x31A0, 0x31BF), (0xFE10, 0xFE1F), (0xFE30, 0xFE4F), (0x2600, 0x26FF), (0x2700, 0x27BF),
+    (0x3200, 0x32FF), (0x3300, 0x33FF),
+)
+_ZH_CHARS = re.compile("([" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in _ZH_RANGES) + "])")
+# 13a's post-tokenizer rules (sacrebleu's TokenizerRegexp), applied to a line as it is: zh
+# does not pad the line with spaces, so a period at the very start stays attached.
+_ZH_RULES = ((_13A_SYMBOLS, r" \g<0> "), *_13A_RULES)
+
+
+def _tokenize_zh(lines: list[str]) -> list[tuple[str, ...]]:
+    out = []
+    for line in lines:
+        line = _ZH_CHARS.sub(r" \1 ", line.strip())
+        for pattern, replacement in _ZH_RULES:
+            line = pattern.sub(replacement, line)
+        out.append(tuple(line.split()))
+    return out
+
+
+_TOKENIZER_FUNCTIONS = {"13a": _tokenize_13a, "intl": _tokenize_intl, "none": _tokenize_none,
+                        "char": _tokenize_char, "zh": _tokenize_zh}
 
 
 def check_tokenizer(tokenize) -> str:
@@ -161,11 +201,14 @@ def tokenize_many(
     ----------
     texts : list of str
         The texts (sentences) to tokenise.
-    tokenize : {"13a", "intl", "none"}
+    tokenize : {"13a", "intl", "none", "char", "zh"}
         ``"13a"``: mteval-v13a (WMT's standard; unescapes ``&quot; &amp; &lt; &gt;``,
         splits off punctuation and symbols). ``"intl"``: mteval-v14 international
         (Unicode punctuation and symbols; needs the ``regex`` package). ``"none"``:
-        split on white space only (for pre-tokenised text).
+        split on white space only (for pre-tokenised text). ``"char"``: every
+        non-space character is a token. ``"zh"``: every Chinese character (and CJK
+        punctuation, full-width form ...) is a token, the rest is split as 13a splits
+        it (without 13a's unescaping); sacrebleu's choice for Chinese.
     lowercase : bool
         Lower-case before tokenising.
 
@@ -205,6 +248,10 @@ def tokenize(text: str, tokenize: str = "13a", *, lowercase: bool = False) -> li
     ['the', 'cat', '&', 'apos', ';', 's', 'mat', '&', 'hat']
     >>> tokenize("The Cat sat.", "none", lowercase=True)
     ['the', 'cat', 'sat.']
+    >>> tokenize("猫坐在垫子上。It's 3.5m.", "zh")
+    ['猫', '坐', '在', '垫', '子', '上', '。', "It's", '3.5m', '.']
+    >>> tokenize("a cat.", "char")
+    ['a', 'c', 'a', 't', '.']
     """
     check_string(text, "text")
     return list(tokenize_many([text], tokenize, lowercase=lowercase)[0])

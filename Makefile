@@ -1,5 +1,5 @@
 # Two commands on a fresh machine (see README):
-#   make book   install everything, then build the book with every chapter executed
+#   make book   install everything, then build the book (every chapter executed) and its PDF
 #   make test   install everything, then run the whole test suite
 # `make install` is idempotent and fast once done; `make notebook MD=book/x.md` re-pairs and
 # re-executes one chapter for authors.
@@ -23,7 +23,7 @@ export OPENBLAS_NUM_THREADS := 1
 # Kernels started by nbval and the book build must use the project's interpreter.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install book test notebook student clean
+.PHONY: install book test notebook student instructor clean
 
 install: $(VENV)/.installed book/_static/mathjax/tex-chtml.js
 
@@ -46,8 +46,11 @@ book/_static/mathjax/tex-chtml.js:
 	mkdir -p book/_static/mathjax
 	cp -r $(VENV)/npm/node_modules/mathjax/es5/. book/_static/mathjax/
 
+# The published book: every chapter executed, assignments as the student edition, and the
+# whole book as one PDF (_build/html/markeval.pdf, printed by headless Chromium).
 book: install
 	$(JB) build . -W -n --keep-going
+	$(PY) -m tools.pdf
 
 test: install
 	$(PY) -m pytest --nbval-lax
@@ -58,11 +61,17 @@ notebook: install
 	$(VENV)/bin/jupytext --execute --to ipynb $(MD)
 	$(PY) -c "import sys, nbformat as f; p = sys.argv[1]; nb = f.read(p, 4); \
 	[c.metadata.pop('execution', None) for c in nb.cells]; f.write(nb, p)" $(basename $(MD)).ipynb
+	@case "$(notdir $(MD))" in assignment_*) $(PY) -m tools.student_edition --notebooks;; esac
 
 # The student edition: solutions hidden, solution code stripped, built without execution from
 # the committed notebooks into _build/student/_build/html. Book tooling (tools/), not the library.
 student: install
 	$(PY) -m tools.student_edition _build/student
+
+# The instructor edition: the book with the assignments' model solutions and the instructor
+# notes, executed like `make book` (sharing its cache) into _build/instructor/_build/html.
+instructor: install
+	$(PY) -m tools.instructor_edition _build/instructor
 
 clean:
 	rm -rf _build

@@ -1,7 +1,7 @@
 """One encoder pass for many metrics: a study's scoring time with and without ``memoize``.
 
 Scores the same WMT17 de-en system outputs against their references with the four encoder
-readings a meta-evaluation study makes (chapter 16): BERTScore (last layer), MoverScore v1
+readings a meta-evaluation study makes (chapter 15): BERTScore (last layer), MoverScore v1
 (last five layers), word-level Mark-Evaluate samples (last five layers) and pooled sentence
 vectors (last layer). "plain" passes the packaged all-MiniLM-L6-v2 to each metric, which then
 encodes the texts itself; "memo" passes ``memoize(layers=range(-5, 0))`` of the same encoder, so
@@ -21,7 +21,7 @@ import numpy as np
 
 
 def study(hyps, refs, model):
-    """The encoder-reading part of chapter 16's scoring of one system."""
+    """The encoder-reading part of chapter 15's scoring of one system."""
     from markeval import bertscore, moverscore
     from markeval.encoders import sentence_embeddings
     from markeval.population.mark_evaluate import word_samples

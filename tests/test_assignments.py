@@ -652,15 +652,27 @@ def collapse_swapped_sets(reference, pool, labels, topic_order, n, k):
 _NAMES = ("petersen", "schnabel_quality", "schnabel_diversity")
 
 
-def drop_right():
+def _drops(*, first=5, last=1, order=_NAMES):
     ref, pool, labels = bbc_collapse_data()
     t = collapse_right(ref, pool, labels, list(A4_TOPIC_ORDER), len(ref), A4_K)
-    drops = {name: t[5][i] - t[1][i] for i, name in enumerate(_NAMES)}
+    return {name: t[first][i] - t[last][i] for i, name in enumerate(order)}
+
+
+def drops_right():
+    return _drops()
+
+
+def drops_reversed():  # level 1 minus level 5: a rise, not a drop
+    return _drops(first=1, last=5)
+
+
+def drops_quality_diversity_swapped():
+    return _drops(order=("petersen", "schnabel_diversity", "schnabel_quality"))
+
+
+def drops_name_only():  # the old one-in-three question's answer: a name, not the numbers
+    drops = drops_right()
     return max(drops, key=drops.get)
-
-
-def drop_wrong(i):
-    return lambda: [n for n in _NAMES if n != drop_right()][i]
 
 
 # --- the registry ----------------------------------------------------------------------------
@@ -698,7 +710,9 @@ REGISTRY = {
     (4, "q4"): (me_right, [me_printed_max, me_no_clamp], None),
     (4, "q5"): (petersen_right, [petersen_printed_max, petersen_divides_by_zero], None),
     (4, "q6"): (collapse_right, [collapse_swapped_scores, collapse_swapped_sets], None),
-    (4, "q7"): (Value(drop_right), [Value(drop_wrong(0)), Value(drop_wrong(1))], None),
+    (4, "q7"): (Value(drops_right), [Value(drops_reversed),
+                                     Value(drops_quality_diversity_swapped),
+                                     Value(drops_name_only)], None),
 }
 
 _ASSIGNMENTS: dict[int, object] = {}
@@ -750,11 +764,12 @@ def test_wrong_answer_fails_with_a_useful_message(key, i, capsys):
     assert not result, f"wrong answer {i} passed A{n} {q}: {out}"
     assert out.startswith(f"✗ {q.upper()} {task.title} [{task.points} pts]:"), out
     if task.kind == "code":
-        # names the failing case: its number and its input
-        pattern = r"case \d+ of \d+ failed — input: .+; your answer (returned|raised) "
+        # names the failing case: its number, its input, what the answer returned or raised
+        pattern = r"case \d+ of \d+ failed\n(  (input|arg \d+)[^\n]*\n)+  (returned|raised):"
         assert re.search(pattern, out), out
     else:
         assert "is not correct" in out, out
+    assert "expected:" not in out, out  # graded: markeval's own answer is never printed
     assert "hint" in out
 
 
@@ -763,7 +778,21 @@ def test_value_messages_do_not_reveal_the_answer(capsys):
     A.check("q4", lambda e, p: 0.5)
     out = capsys.readouterr().out
     # a code question prints the input and the answer's output, never the reference's
-    assert "returned 0.5" in out and "expected" not in out
+    assert "returned: 0.5" in out and "expected" not in out
+    assert A.task("q4").question.failing_case().expected is None
+
+
+def test_starter_answers_are_not_answered_yet(capsys):
+    A = assignment(1)
+
+    def my_ngrams(tokens, n):
+        raise NotImplementedError()
+
+    assert not A.check("q1", my_ngrams)
+    A.summary()
+    out = capsys.readouterr().out
+    assert out.startswith("○ Q1 ") and "✗" not in out  # a starter is not a red failure
+    assert re.search(r"Q1 .* 0/10\s+not answered yet", out), out
 
 
 def test_points_and_summary(capsys):

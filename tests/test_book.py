@@ -24,19 +24,22 @@ def test_toc_lists_existing_files_once():
     stems = toc_files()
     assert len(stems) == len(set(stems)), "a file appears twice in _toc.yml"
     for stem in stems:
-        assert (REPO / f"{stem}.md").is_file(), f"_toc.yml lists {stem} but {stem}.md is missing"
+        student = stem.startswith("book/student/") and (REPO / f"{stem}.ipynb").is_file()
+        assert (REPO / f"{stem}.md").is_file() or student, (
+            f"_toc.yml lists {stem} but {stem}.md is missing")
 
 
 def test_every_chapter_is_in_the_toc():
     listed = set(toc_files())
     for md in CHAPTERS:
         stem = md.relative_to(REPO).with_suffix("").as_posix()
-        assert stem in listed, f"{stem}.md is not in _toc.yml"
+        # an assignment is listed as its student notebook (the instructor build swaps it back)
+        assert stem in listed or f"book/student/{md.stem}" in listed, f"{stem}.md is not in _toc.yml"
 
 
 def test_toc_has_the_books_parts():
     toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
-    captions = [part["caption"] for part in toc["parts"]]
+    captions = [part["caption"] for part in toc["parts"] if "caption" in part]
     for part in ("Foundations", "Lexical metrics", "Embedding metrics", "Distribution metrics",
                  "Mark-Evaluate", "Assignments"):
         assert part in captions, f"_toc.yml has no part {part!r}"
@@ -120,3 +123,118 @@ def test_no_tracker_wording_in_the_book():
         text = md.read_text(encoding="utf-8")
         for phrase in ("issue #", "by issue", "from memory"):
             assert phrase not in text, f"{md.name} says {phrase!r}"
+
+
+# --- what a reader sees: checks on the committed sources and executed notebooks -------------
+
+#: Longest printed output line: 100 characters fit the text column (book/_static/markeval.css).
+MAX_OUTPUT_CHARS = 100
+NOTEBOOKS = [md.with_suffix(".ipynb") for md in CHAPTERS] + sorted(
+    (REPO / "book" / "student").glob("*.ipynb"))
+
+
+def _printed_lines(output: dict) -> list[str]:
+    """The text lines an output shows as plain text (HTML tables and figures render as such)."""
+    if output["output_type"] == "stream":
+        text = output["text"]
+    elif output["output_type"] == "error":
+        text = output.get("evalue", "")
+    else:
+        data = output.get("data", {})
+        if "text/html" in data or any(k.startswith("image/") for k in data):
+            return []
+        text = data.get("text/plain", "")
+    return "".join(text).splitlines()
+
+
+@pytest.mark.parametrize("ipynb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_outputs_fit_the_page(ipynb):
+    notebook = json.loads(ipynb.read_text(encoding="utf-8"))
+    wide = [line for cell in notebook["cells"] if cell["cell_type"] == "code"
+            for out in cell.get("outputs", []) for line in _printed_lines(out)
+            if len(line) > MAX_OUTPUT_CHARS]
+    assert not wide, (f"{ipynb.name}: {len(wide)} output lines over {MAX_OUTPUT_CHARS} "
+                      f"characters, e.g. {wide[0][:120]!r}")
+
+
+@pytest.mark.parametrize("ipynb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_figures_are_vector_graphics(ipynb):
+    """SVG stays sharp on any screen; a PNG at screen resolution is blurry on high-DPI ones."""
+    notebook = json.loads(ipynb.read_text(encoding="utf-8"))
+    raster = sum("image/png" in out.get("data", {}) and "image/svg+xml" not in out["data"]
+                 for cell in notebook["cells"] if cell["cell_type"] == "code"
+                 for out in cell.get("outputs", []))
+    assert raster == 0, f"{ipynb.name}: {raster} figures are PNG; the setup cell sets SVG"
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=IDS)
+def test_no_test_harness_in_what_readers_see(md):
+    """nbval's markers are cell tags, not comments; solution markers stay out of chapters."""
+    text = md.read_text(encoding="utf-8")
+    assert "NBVAL_" not in text, f"{md.name}: use the nbval-check-output tag, not a comment"
+    if md.stem[:2].isdigit():
+        assert "BEGIN SOLUTION" not in text, f"{md.name}: solution markers in a chapter"
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=IDS)
+def test_chapters_link_to_chapters(md):
+    """'chapter 11' in plain text goes stale when chapters move: use {numref} or {doc}."""
+    text = re.sub(r"\{(numref|doc|ref)\}`[^`]*`", "", md.read_text(encoding="utf-8"))
+    plain = re.findall(r".{0,30}\b[Cc]hapters? \d+.{0,20}", text)
+    assert not plain, f"{md.name}: plain-text chapter references: {plain}"
+
+
+@pytest.mark.parametrize("md", [m for m in CHAPTERS if m.stem[:2].isdigit()],
+                         ids=[m.stem for m in CHAPTERS if m.stem[:2].isdigit()])
+def test_chapter_ends_with_summary_and_references(md):
+    headings = re.findall(r"^## (.+)$", md.read_text(encoding="utf-8"), flags=re.M)
+    assert "Summary" in headings, f"{md.name}: no ## Summary section"
+    assert headings[-1] == "References", f"{md.name}: the last section must be ## References"
+    assert "```{chapter-references}" in md.read_text(encoding="utf-8"), (
+        f"{md.name}: the References section must hold the chapter-references directive")
+
+
+def _title(stem: str) -> str:
+    path = REPO / f"{stem}.md"
+    if path.is_file():
+        text = path.read_text(encoding="utf-8")
+    else:
+        cells = json.loads((REPO / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return re.search(r"^# (.+)$", text, flags=re.M)[1].strip()
+
+
+def test_sidebar_names_are_distinct():
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    captions = {part["caption"] for part in toc["parts"] if "caption" in part}
+    titles = [_title(stem) for stem in toc_files()]
+    repeated = sorted({t for t in titles if titles.count(t) > 1})
+    assert not repeated, f"pages share a sidebar name: {repeated}"
+    assert not captions & set(titles), f"pages named like their part: {captions & set(titles)}"
+
+
+def test_chapter_numbers_are_file_numbers():
+    """The numbered groups of the toc list NN_*.md in order 1, 2, 3, ...: the number a reader
+    sees in the sidebar is the number in the file name."""
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    numbered = [entry["file"] for part in toc["parts"] if part.get("numbered")
+                for entry in part["chapters"]]
+    numbers = [int(re.match(r"book/(\d+)_", stem)[1]) for stem in numbered]
+    assert numbers == list(range(1, len(numbers) + 1)), numbers
+    unnumbered = [entry["file"] for part in toc["parts"] if not part.get("numbered")
+                  for entry in part["chapters"]]
+    assert not [s for s in unnumbered if re.match(r"book/\d+_", s)], unnumbered
+
+
+@pytest.mark.parametrize("ipynb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_outputs_greet_readers_calmly(ipynb):
+    """An untouched exercise prints a neutral "○ not answered yet", never a ✗ failure; and no
+    output reports how long this machine took (it differs on the reader's)."""
+    notebook = json.loads(ipynb.read_text(encoding="utf-8"))
+    lines = [line for cell in notebook["cells"] if cell["cell_type"] == "code"
+             for out in cell.get("outputs", []) for line in _printed_lines(out)]
+    failures = [line for line in lines if line.startswith("✗")]
+    assert not failures, f"{ipynb.name}: a starter greets readers with {failures[0]!r}"
+    timings = [line for line in lines
+               if re.search(r"\b(ran|took|in) \d+(\.\d+)? ?(s|seconds)\b", line)]
+    assert not timings, f"{ipynb.name}: machine-dependent timing shown: {timings[0]!r}"

@@ -7,8 +7,10 @@ natural instead of base-2 log, max instead of min, ...). The tests check that
 
 - the registry covers every question, so a new checker without answers fails the suite;
 - the right answer passes;
-- every wrong answer fails, and the verdict names the failing case (its number and input) and
-  what the answer returned, without the expected value.
+- every wrong answer fails, and the verdict (lines of at most 100 characters) names the failing
+  case (its number and inputs), what the answer returned and, for a function question, what the
+  reference returns there; a value question never shows its expected value;
+- an untouched starter (``raise NotImplementedError``, ``None``) gets one neutral line.
 
 Right answers are written independently of the checker's reference (from the definition, in
 plain Python or NumPy), so a broken reference fails too. Nothing here loads a model except the
@@ -32,7 +34,8 @@ import pytest
 
 from conftest import needs_wmt17
 from markeval.exercises import Question, checkers
-from markeval.exercises._question import _ANSWER_CHARS, _format_args, _short
+from markeval.exercises import close
+from markeval.exercises._describe import WIDTH, describe as _describe, render as _render
 
 
 @dataclass
@@ -440,7 +443,7 @@ def _partial_tau(values, chains, ties="zero", flip=False):
     return (-score if flip else score) / pairs
 
 
-# embedding and set metrics against people (chapters 16, 17) ------------------
+# embedding and set metrics against people (chapters 15, 17) ------------------
 
 
 def _williams(r12=0.95, r13=0.90, r23=0.97, n=10, two=2):
@@ -872,31 +875,67 @@ def _assert_not_leaked(want, message, shown):
             assert text not in message or text in shown, f"expected value {text} leaked: {message}"
 
 
+def _lines(out):
+    lines = out.splitlines()
+    assert all(len(line) <= WIDTH for line in lines), [line for line in lines if len(line) > WIDTH]
+    return lines
+
+
 @pytest.mark.parametrize("key, label", WRONG)
 def test_wrong_answer_fails_naming_the_case(key, label, capsys):
     question = _question(key)
     wrong = REGISTRY[key].wrong[label]
-    pointer = "(stuck? call .hint() on this question)"
+    pointer = "  (stuck? call .hint() on this question"
     if question.reference is None:  # a value question: one case, the value itself
         if callable(wrong):
             wrong = wrong()
         result = question.check(wrong)
         out = capsys.readouterr().out
-        assert not result.passed, f"wrong answer {label!r} passed: {out}"
-        shown = _short(wrong, _ANSWER_CHARS)
-        assert out == f"✗ {question.title}: your answer {shown} is not correct {pointer}\n"
+        assert not result.passed and result.attempted, f"wrong answer {label!r} passed: {out}"
+        lines = _lines(out)
+        exact = _render(wrong, WIDTH)
+        shown = exact if exact is not None and lines[0].endswith(f" {exact} is not correct") \
+            else _describe(wrong, WIDTH)
+        assert lines[0] in (f"✗ {question.title}: your answer {shown} is not correct",
+                            f"✗ {question.title}: your answer is not correct"), lines
+        assert lines[-1] == pointer + ")"
         expected = question.expected() if callable(question.expected) else question.expected
         _assert_not_leaked(expected, out, shown)
+        assert question.failing_case().got is wrong and question.failing_case().expected is None
         return
     result = question.check(wrong)
     out = capsys.readouterr().out
-    assert not result.passed, f"wrong answer {label!r} passed: {out}"
+    assert not result.passed and result.attempted, f"wrong answer {label!r} passed: {out}"
     i, cases = result.failed_case, question._cases()
     assert i is not None and result.n_cases == len(cases)
     args = cases[i - 1]
     got = wrong(*copy.deepcopy(args))  # a plausible wrong answer returns a value, it does not crash
-    shown = _short(got, _ANSWER_CHARS)
-    inputs = _format_args(args)
-    assert out == (f"✗ {question.title}: case {i} of {len(cases)} failed — input: {inputs}; "
-                   f"your answer returned {shown} {pointer}\n")
-    _assert_not_leaked(question.reference(*copy.deepcopy(args)), out.replace(inputs, ""), shown)
+    want = question.reference(*copy.deepcopy(args))
+    lines = _lines(out)
+    assert lines[0] == f"✗ {question.title}: case {i} of {len(cases)} failed"
+    arg_lines = lines[1:1 + len(args)]
+    assert all(line.startswith("  input" if len(args) == 1 else f"  arg {k}")
+               for k, line in enumerate(arg_lines, start=1)), arg_lines
+    returned = lines[1 + len(args)]
+    assert returned.startswith("  returned: "), lines
+    assert lines[2 + len(args)] == f"  expected: {_describe(want, WIDTH - 12)}"
+    assert lines[-1] == pointer + "; .failing_case() returns this case)"
+    case = result.case
+    assert case is question.failing_case() and case.number == i and case.error is None
+    assert close(case.args, args, 0, 0) and close(case.got, got, 1e-12, 1e-12)
+    assert close(case.expected, want, 0, 0)
+
+
+@pytest.mark.parametrize("key", RIGHT)
+def test_starter_is_not_answered_yet(key, capsys):
+    question = _question(key)
+    if question.reference is None:
+        result = question.check(None)
+    else:
+        def starter(*args):
+            raise NotImplementedError("your code here")
+
+        result = question.check(starter)
+    (line,) = _lines(capsys.readouterr().out)
+    assert not result and result.attempted is False and question.failing_case() is None
+    assert line.startswith(f"○ {question.title}: not answered yet — ")  # shorter for long titles

@@ -1,24 +1,42 @@
-"""The student edition: built from the committed notebooks, no solution survives in its HTML.
+"""The student edition: the committed student notebooks, the whole edition, the instructor toc.
 
 The secrets are read from the instructor sources: every line of code between the nbgrader
 markers and every line of a ``{solution}`` block, in the assignments and in the chapters. A line
 that also appears outside those regions (a blank line, ``return best`` …) is not a secret. The
-edition is built once, without executing anything, and every page's text is searched for every
-secret line.
+committed student notebooks (``book/student/``, the public book's assignment pages) must be
+exactly what ``python -m tools.student_edition --notebooks`` writes from the executed instructor
+notebooks, and hold no secret. The whole student edition is built once, without executing
+anything, and every page's text is searched for every secret line.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 
+import jupytext
 import nbformat
 import pytest
+import yaml
 
 from conftest import REPO, toc_files
+from markeval.exercises.assignments import assignment
+from tools import instructor_edition as ie
 from tools import student_edition as se
 
 ASSIGNMENTS = sorted((REPO / "book").glob("assignment_*.md"))
+STUDENT = REPO / se.STUDENT_DIR
+IDS = [md.stem for md in ASSIGNMENTS]
+
+
+def _number(md) -> int:
+    return int(md.stem.split("_")[1])
+
+
+def _answer_cell(key: str) -> str:
+    """The answer cell of written question ``key`` ("q8b" -> "**Answer to Q8b.** ...")."""
+    return f"**Answer to Q{key[1:]}.** {se.ANSWER_PLACEHOLDER}"
 
 
 def _normalise(text: str) -> str:
@@ -46,8 +64,9 @@ def _regions(text: str) -> tuple[list[str], str]:
     return secret, "\n".join(public)
 
 
-def _secret_lines() -> list[str]:
-    sources = [p.read_text(encoding="utf-8") for p in sorted((REPO / "book").glob("*.md"))
+def _secret_lines(paths=None) -> list[str]:
+    paths = paths or sorted((REPO / "book").glob("*.md"))
+    sources = [p.read_text(encoding="utf-8") for p in paths
                if p.stem not in {s.split("/")[-1] for s in se.INSTRUCTOR_ONLY}]
     secrets, public = [], []
     for text in sources:
@@ -88,12 +107,22 @@ def test_every_assignment_has_solution_regions_and_checks():
         assert "A.check(" in text and "A.summary()" in text, md.name
 
 
+def _toc_page(md) -> str:
+    """The page of assignment ``md`` in the public toc: its student notebook, or (before the
+    toc lists those) the instructor page."""
+    stems = toc_files()
+    student = f"{se.STUDENT_DIR}/{md.stem}"
+    return student if student in stems else f"book/{md.stem}"
+
+
 def test_prepare_counts(edition):
     _, _, counts = edition
-    assert counts["solution_regions"] == sum(md.read_text(encoding="utf-8").count(se.BEGIN)
-                                             for md in ASSIGNMENTS)
-    assert counts["solution_blocks"] >= 40  # chapters' and assignments' {solution} blocks
-    assert counts["notebooks"] >= 19
+    # The instructor pages' regions, unless the toc lists the (already stripped) student pages.
+    assert counts["solution_regions"] == sum(
+        md.read_text(encoding="utf-8").count(se.BEGIN) for md in ASSIGNMENTS
+        if _toc_page(md) == f"book/{md.stem}")
+    assert counts["solution_blocks"] >= 35  # chapters' (and assignments') {solution} blocks
+    assert counts["notebooks"] >= 22
 
 
 def test_pages_are_built_and_instructor_notes_left_out(edition):
@@ -114,15 +143,15 @@ def test_no_solution_survives_in_the_html(edition):
     leaks = [(name, s) for name, text in pages.items() for s in secrets if s in text]
     assert not leaks, f"{len(leaks)} solution lines in the HTML, e.g. {leaks[:3]}"
     # Positive control: the same text extraction does find code that belongs on the page.
-    page = pages["book/assignment_1_ngram_metrics.html"]
+    page = pages[f"{_toc_page(ASSIGNMENTS[0])}.html"]
     assert 'A.check("q5", my_corpus_bleu)' in page
     assert "def my_corpus_bleu(hypotheses, references): raise NotImplementedError()" in page
 
 
-def test_student_notebooks(edition):
+def test_edition_notebooks(edition):
     out, _, _ = edition
     for md in ASSIGNMENTS:
-        nb = nbformat.read(out / "book" / f"{md.stem}.ipynb", 4)
+        nb = nbformat.read(out / f"{_toc_page(md)}.ipynb", 4)
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
@@ -160,3 +189,168 @@ def test_strip_solution_blocks():
 def test_outdir_inside_book_is_refused(tmp_path):
     with pytest.raises(ValueError, match="must not"):
         se.prepare(REPO, REPO / "book" / "student")
+
+
+# --- the committed student notebooks ---------------------------------------------------------
+
+def test_student_notebooks_are_in_sync():
+    """``book/student/`` is exactly what ``python -m tools.student_edition --notebooks`` writes."""
+    assert ASSIGNMENTS, "no assignments"
+    assert sorted(p.name for p in STUDENT.iterdir()) == sorted(f"{md.stem}.ipynb"
+                                                               for md in ASSIGNMENTS)
+    for md in ASSIGNMENTS:
+        committed = (STUDENT / f"{md.stem}.ipynb").read_text(encoding="utf-8")
+        assert committed == se.student_notebook_text(md.with_suffix(".ipynb")), (
+            f"{se.STUDENT_DIR}/{md.stem}.ipynb is stale: run "
+            "python -m tools.student_edition --notebooks")
+    assert se.write_student_notebooks(REPO, check=True) == []
+
+
+def _notebook_text(nb) -> str:
+    """Every source and every output text of a notebook, as one string."""
+    parts = []
+    for cell in nb.cells:
+        parts.append(cell.source)
+        for out in cell.get("outputs", []):
+            parts.append(out.get("text", ""))
+            parts += [v if isinstance(v, str) else json.dumps(v)
+                      for v in out.get("data", {}).values()]
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("md", ASSIGNMENTS, ids=IDS)
+def test_student_notebook_hides_the_answers(md):
+    nb = nbformat.read(STUDENT / f"{md.stem}.ipynb", 4)
+    raw = (STUDENT / f"{md.stem}.ipynb").read_text(encoding="utf-8")
+    for needle in (se.BEGIN, se.END, "{solution}", "BEGIN SOLUTION"):
+        assert needle not in raw, f"{md.stem}: {needle!r} in the student notebook"
+    text = _normalise(_notebook_text(nb))
+    leaks = [s for s in _secret_lines([md]) if s in text]
+    assert not leaks, f"{md.stem}: solution lines in the student notebook: {leaks[:3]}"
+    stripped = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        assert cell.execution_count is None
+        if "raise NotImplementedError()" in cell.source:
+            stripped += 1
+            assert cell.outputs == [], f"{md.stem}: a stripped cell kept its outputs"
+            top = "raise NotImplementedError()" in cell.source.split("\n")
+            assert ("raises-exception" in cell.metadata.get("tags", [])) == top
+        if ".check(" in cell.source or ".summary(" in cell.source:
+            assert cell.outputs == [], f"{md.stem}: {cell.source!r} kept its output"
+    assert stripped == md.read_text(encoding="utf-8").count(se.BEGIN)
+    # No verdict and no score: an instructor's "95/95" must not greet the student.
+    outputs = "\n".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    assert not re.search(r"[✓✗]|\bpassed\b|\d+/\d+ points|auto-checked:", outputs), outputs
+    # What the student needs stays: the check cells, the summary, the questions.
+    sources = "\n".join(c.source for c in nb.cells)
+    assert len(re.findall(r'A\.check\("q\d+', sources)) == sum(
+        t.auto for t in assignment(_number(md)).tasks)
+    assert "A.summary()" in sources and "{exercise}" in sources
+    assert "jupytext" not in nb.metadata and nb.metadata["markeval"]["edition"] == "student"
+
+
+@pytest.mark.parametrize("md", ASSIGNMENTS, ids=IDS)
+def test_every_written_question_has_an_answer_cell(md):
+    written = [t.key for t in assignment(_number(md)).tasks if not t.auto]
+    assert written, f"{md.stem} has no written question"
+    for nb, where in ((jupytext.read(md), md.name),
+                      (nbformat.read(STUDENT / f"{md.stem}.ipynb", 4), "its student notebook")):
+        answers = [c.source for c in nb.cells if c.cell_type == "markdown"
+                   and c.source.startswith("**Answer to Q")]
+        assert sorted(answers) == sorted(_answer_cell(k) for k in written), (
+            f"{where}: answer cells {answers} for the written questions {written}")
+
+
+@pytest.mark.parametrize("md", ASSIGNMENTS, ids=IDS)
+def test_student_notebook_links_and_colab_setup(md):
+    """Links resolve from book/student/; in Colab the first cell installs what the page needs."""
+    nb = nbformat.read(STUDENT / f"{md.stem}.ipynb", 4)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for target in re.findall(r"\]\(([\w./-]+\.md)(?:#[^)]*)?\)", cell.source):
+                assert (STUDENT / target).resolve().is_file(), f"{md.stem}: dead link {target}"
+    url = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+    setup = next(c for c in nb.cells if c.cell_type == "code").source
+    assert 'if "google.colab" in sys.modules' in setup and f'"git+{url}"' in setup
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    if re.search(r"\b(meteor|corpus_meteor|wordnet|synonyms)\(", code):
+        colab = setup.split('if "google.colab" in sys.modules', 1)[1].split("\nimport ", 1)[0]
+        assert 'nltk.download("wordnet"' in colab, f"{md.stem} uses WordNet: download it in Colab"
+
+
+def test_student_notebook_of_a_plain_notebook_is_refused(tmp_path):
+    path = tmp_path / "book" / "x.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]), path)
+    with pytest.raises(ValueError, match="not an instructor notebook"):
+        se.student_notebook(path)
+
+
+def test_student_notebook_strips_a_toy_assignment(tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "chapter.md").write_text("# Chapter\n", encoding="utf-8")
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A\n\nRead [the chapter](chapter.md#x) first."),
+        nbformat.v4.new_code_cell("def f(x):\n    ### BEGIN SOLUTION\n    return x\n"
+                                  "    ### END SOLUTION", execution_count=1),
+        nbformat.v4.new_code_cell('A.check("q1", f)', execution_count=2, outputs=[
+            nbformat.v4.new_output("stream", text="✓ Q1 passed\n")]),
+        nbformat.v4.new_markdown_cell(f"**Answer to Q2.** {se.ANSWER_PLACEHOLDER}"),
+        nbformat.v4.new_markdown_cell("````{solution} q2\n:class: dropdown\n\nsecret\n````"),
+        nbformat.v4.new_markdown_cell("````{solution} q3\nsecret\n````\n\n## Your score"),
+        nbformat.v4.new_code_cell("A.summary();", execution_count=3, outputs=[
+            nbformat.v4.new_output("stream", text="auto-checked: 95/95 points\n")]),
+    ])
+    nb.metadata["jupytext"] = {"formats": "ipynb,md:myst"}
+    nbformat.write(nb, book / "a.ipynb")
+    out = se.student_notebook(book / "a.ipynb")
+    assert [c.source for c in out.cells] == [
+        "# A\n\nRead [the chapter](../chapter.md#x) first.",
+        "def f(x):\n    raise NotImplementedError()",
+        'A.check("q1", f)',
+        f"**Answer to Q2.** {se.ANSWER_PLACEHOLDER}",
+        "## Your score",
+        "A.summary();"]
+    assert all(c.get("outputs", []) == [] and c.get("execution_count") is None
+               for c in out.cells if c.cell_type == "code")
+    assert "jupytext" not in out.metadata
+    assert nbformat.read(book / "a.ipynb", 4).cells[2].outputs  # the source is unchanged
+
+
+def test_notebooks_command_line(capsys):
+    assert se.main(["--notebooks", "--check", "--source", str(REPO)]) == 0
+    assert "up to date" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        se.main([])  # neither OUTDIR nor --notebooks
+
+
+# --- the instructor edition's table of contents and configuration ----------------------------
+
+def test_instructor_toc_from_the_books_toc():
+    toc = ie.instructor_toc(yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8")))
+    files = [e["file"] for entries in ie._entry_lists(toc) for e in entries if "file" in e]
+    assert not [f for f in files if f.startswith(se.STUDENT_DIR)]
+    assignments = [f"book/{md.stem}" for md in ASSIGNMENTS]
+    assert [f for f in files if f in assignments] == assignments
+    assert files.count(ie.INSTRUCTOR_NOTES) == 1
+    assert files.index(ie.INSTRUCTOR_NOTES) == files.index(assignments[-1]) + 1
+    for stem in files + [toc["root"]]:
+        assert (REPO / f"{stem}.md").is_file() or (REPO / f"{stem}.ipynb").is_file(), stem
+
+
+def test_instructor_prepare_writes_toc_and_config(tmp_path):
+    toc_path, config_path = ie.prepare(REPO, tmp_path / "instructor")
+    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    book = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    assert toc == ie.instructor_toc(yaml.safe_load((REPO / "_toc.yml").read_text("utf-8")))
+    assert config["title"] == f"{book['title']} (instructor edition)"
+    assert config["execute"]["cache"] == str(REPO / "_build" / ".jupyter_cache")
+    assert config["repository"] == book["repository"]
+    with pytest.raises(ValueError, match="must not"):
+        ie.prepare(REPO, REPO / "book" / "instructor")
+    with pytest.raises(ValueError, match="lists no assignment"):
+        ie.instructor_toc({"root": "book/index", "chapters": [{"file": "book/x"}]})

@@ -84,3 +84,116 @@ def close(got, want, rtol: float, atol: float) -> bool:
         return bool(equal) if isinstance(equal, (bool, np.bool_)) else bool(np.all(equal))
     except Exception:  # noqa: BLE001 - an exotic __eq__ that fails means "not equal"
         return False
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    """Where ``got`` first differs from ``want`` (see :func:`first_difference`).
+
+    Attributes
+    ----------
+    path : tuple
+        Steps from the top value down to the part that differs: ``("[]", i)`` an item of a
+        list, tuple or dict, ``(".", name)`` a dataclass field, ``("array", index)`` one value
+        of an array (:func:`path_text` writes it as subscripts).
+    kind : str
+        What differs: ``"value"``, ``"type"``, ``"shape"``, ``"length"``, ``"keys"`` or
+        ``"fields"``.
+    got, want : object
+        The parts that differ (for ``"shape"``, the two shapes).
+    n_differ, n_values : int
+        For a value inside an array: how many of its values differ, out of how many.
+    """
+
+    path: tuple
+    kind: str
+    got: object
+    want: object
+    n_differ: int = 1
+    n_values: int = 1
+
+
+def path_text(path: tuple) -> str:
+    """``path`` of a :class:`Difference` as Python subscripts, e.g. ``[2]['cat'].value``."""
+    parts = []
+    for step, key in path:
+        if step == ".":
+            parts.append(f".{key}")
+        elif step == "array":
+            parts.append("[" + ", ".join(str(i) for i in key) + "]")
+        else:
+            parts.append(f"[{key!r}]")
+    return "".join(parts)
+
+
+def first_difference(got, want, rtol: float, atol: float, path: tuple = ()):
+    """The first place where :func:`close` finds ``got`` and ``want`` different, or None.
+
+    Walks the two values the way :func:`close` compares them (dataclass fields, dict keys,
+    list items, array values) and returns a :class:`Difference`.
+
+    Examples
+    --------
+    >>> d = first_difference({"a": [1.0, 2.0]}, {"a": [1.0, 2.5]}, 1e-9, 0.0)
+    >>> path_text(d.path), d.kind, d.got, d.want
+    ("['a'][1]", 'value', 2.0, 2.5)
+    >>> first_difference([1, 2], [1, 2, 3], 1e-9, 0.0).kind
+    'length'
+    """
+    if close(got, want, rtol, atol):
+        return None
+    if _is_number(got) and _is_number(want):
+        return Difference(path, "value", got, want)
+    if isinstance(got, np.ndarray) or isinstance(want, np.ndarray):
+        try:
+            got_arr, want_arr = np.asarray(got), np.asarray(want)
+        except (TypeError, ValueError):
+            return Difference(path, "type", got, want)
+        if got_arr.shape != want_arr.shape:
+            return Difference(path, "shape", got_arr.shape, want_arr.shape)
+        numeric = "biufc"
+        if got_arr.dtype.kind in numeric and want_arr.dtype.kind in numeric:
+            bad = ~np.isclose(got_arr, want_arr, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            bad = np.array([not close(g, w, rtol, atol) for g, w in
+                            zip(got_arr.ravel().tolist(), want_arr.ravel().tolist())],
+                           dtype=bool).reshape(got_arr.shape)
+        if got_arr.ndim == 0 or not bad.any():
+            return Difference(path, "value", got, want)
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        return Difference(path + (("array", index),), "value", got_arr[index].item()
+                          if hasattr(got_arr[index], "item") else got_arr[index],
+                          want_arr[index].item() if hasattr(want_arr[index], "item")
+                          else want_arr[index], int(bad.sum()), int(bad.size))
+    if dataclasses.is_dataclass(want) and not isinstance(want, type):
+        if not dataclasses.is_dataclass(got) or isinstance(got, type):
+            return Difference(path, "type", got, want)
+        names = [f.name for f in dataclasses.fields(want)]
+        if sorted(names) != sorted(f.name for f in dataclasses.fields(got)):
+            return Difference(path, "fields", got, want)
+        for k in names:
+            found = first_difference(getattr(got, k), getattr(want, k), rtol, atol,
+                                     path + ((".", k),))
+            if found is not None:
+                return found
+    if isinstance(want, Mapping):
+        if not isinstance(got, Mapping):
+            return Difference(path, "type", got, want)
+        if set(got) != set(want):
+            return Difference(path, "keys", got, want)
+        for k in want:
+            found = first_difference(got[k], want[k], rtol, atol, path + (("[]", k),))
+            if found is not None:
+                return found
+    if isinstance(want, (list, tuple)):
+        if not isinstance(got, (list, tuple)):
+            return Difference(path, "type", got, want)
+        if len(got) != len(want):
+            return Difference(path, "length", got, want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            found = first_difference(g, w, rtol, atol, path + (("[]", i),))
+            if found is not None:
+                return found
+    if type(got) is not type(want) and not (_is_number(got) and _is_number(want)):
+        return Difference(path, "type", got, want)
+    return Difference(path, "value", got, want)

@@ -1,37 +1,88 @@
-"""Auto-checked exercise questions: check an answer, give hints, show the solution."""
+"""Auto-checked exercise questions: check an answer, give hints, show the solution.
+
+A verdict is a few short lines (none longer than :data:`WIDTH` characters): ``✓`` when every
+case passes; ``✗`` and the failing case — its inputs one per line, what the answer returned
+or raised and, for a function question, what the reference returns there — when one fails;
+``○`` and one line when the answer is still the starter (a function raising
+``NotImplementedError``, or ``None``). Values are shown in full when they fit on the line and
+summarised otherwise: arrays by shape, dtype and their first values, long lists, dicts and
+strings by length and their first items. :meth:`Question.failing_case` returns the failing
+case itself.
+"""
 
 from __future__ import annotations
 
 import copy
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from markeval._checks import check_number, check_seed
+from markeval._checks import check_bool, check_number, check_seed
+from markeval.exercises import _describe as text
 from markeval.exercises._compare import close
+from markeval.exercises._describe import WIDTH
 
-_INPUT_CHARS = 160
-_ANSWER_CHARS = 100
-
-
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())  # one line: numpy reprs and tracebacks span several
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+# --- results ----------------------------------------------------------------------------------
 
 
-def _short(value, limit: int) -> str:
-    return _cut(repr(value), limit)
+@dataclass(frozen=True, eq=False)
+class FailingCase:
+    """The case an answer failed: its inputs, what the answer did and what was expected.
 
+    For a function question the verdict shows the reference's output on the failing input, as
+    a test harness does: it says what your function should have returned there, not how to
+    compute it (that stays behind ``.solution()``). For a value question the expected value
+    is the answer itself and is never shown, here or in the verdict.
 
-def _format_args(args: tuple) -> str:
-    return _short(args[0] if len(args) == 1 else args, _INPUT_CHARS)
+    Attributes
+    ----------
+    number : int
+        1-based number of the case among the question's cases (1 for a value question).
+    args : tuple
+        The positional arguments the function was called with (a deep copy, yours to change:
+        call your function again with ``f(*case.args)``); ``()`` for a value question.
+    expected : object
+        The reference's output on ``args`` for a function question; None for a value
+        question, for a case without arguments (its output would be the answer) and for a
+        question made with ``show_expected=False``.
+    got : object
+        What the answer returned (None when it raised); for a value question, the answer.
+    error : Exception or None
+        What the answer raised, if it raised.
 
+    Examples
+    --------
+    >>> q = Question("Double", reference=lambda x: 2 * x, cases=[0, 1, 2])
+    >>> ok = q.check(lambda x: x * x)
+    ✗ Double: case 2 of 3 failed
+      input (x): 1
+      returned: 1
+      expected: 2
+      (no hints; call .solution() on this question; .failing_case() returns this case)
+    >>> case = q.failing_case()
+    >>> case.number, case.args, case.got, case.expected, case.error
+    (2, (1,), 1, 2, None)
+    >>> ok.case is case
+    True
+    """
 
-def _describe_error(err: Exception) -> str:
-    message = _cut(str(err), _ANSWER_CHARS)
-    name = type(err).__name__
-    return f"{name}: {message}" if message else name
+    number: int
+    args: tuple
+    expected: object
+    got: object
+    error: BaseException | None = None
+
+    def __repr__(self) -> str:
+        fields = [f"number={self.number}",
+                  f"args={text.describe(self.args, WIDTH - 10)}",
+                  f"expected={text.describe(self.expected, WIDTH - 14)}",
+                  f"got={text.describe(self.got, WIDTH - 9)}",
+                  f"error={text.cut(text.one_line(repr(self.error)), WIDTH - 11)}"]
+        one = f"FailingCase({', '.join(fields)})"
+        if len(one) <= WIDTH:
+            return one
+        return "FailingCase(\n" + "".join(f"    {f},\n" for f in fields) + ")"
 
 
 @dataclass(frozen=True)
@@ -44,21 +95,28 @@ class CheckResult:
     n_cases : int
         Cases in the question (1 for a value question).
     failed_case : int or None
-        1-based number of the first failing case.
+        1-based number of the first failing case (None when it passed or was not attempted).
     message : str
-        The line that :meth:`Question.check` printed.
+        The verdict that :meth:`Question.check` printed (one or more lines).
+    attempted : bool
+        False when the answer is still the starter: a function raising
+        ``NotImplementedError`` on the first case, or None. Such a result is falsy too.
+    case : FailingCase or None
+        The failing case, as :meth:`Question.failing_case` returns it.
     """
 
     passed: bool
     n_cases: int
     failed_case: int | None
     message: str
+    attempted: bool = True
+    case: FailingCase | None = field(default=None, compare=False)
 
     def __bool__(self) -> bool:
         return self.passed
 
     def __repr__(self) -> str:
-        return "✓" if self.passed else "✗"
+        return "✓" if self.passed else ("✗" if self.attempted else "○")
 
     def _ipython_display_(self) -> None:
         # check() already printed the verdict; a cell ending in q.check(...) must not
@@ -66,12 +124,22 @@ class CheckResult:
         return None
 
 
+# --- questions --------------------------------------------------------------------------------
+
+
 class Question:
-    """An exercise whose answer is checked automatically, without revealing it.
+    """An exercise whose answer is checked automatically.
 
     A *function* question compares the reader's function with ``reference`` on a
     list of argument tuples (``cases``); a *value* question compares a value with
-    ``expected``.
+    ``expected``. :meth:`check` prints a short verdict (no line longer than 100 characters):
+    for a failing function, the first failing case — its arguments one per line, summarised
+    when long (arrays by shape, dtype and first values), what the function returned or
+    raised, and what the reference returns on that input, as a test harness does (it says
+    what to return, not how). For a value question the expected value is the answer and is
+    never printed. An untouched starter (a function that raises ``NotImplementedError``, or
+    ``None``) gets one neutral ``○ … not answered yet`` line instead of a failure.
+    :meth:`failing_case` returns the last failing case in full.
 
     Parameters
     ----------
@@ -96,6 +164,10 @@ class Question:
         inside nested lists, tuples, dicts, dataclasses and numpy arrays too.
     seed : int
         Seed of the generator passed to a callable ``cases``.
+    show_expected : bool
+        Whether a failing function question shows the reference's output on the failing
+        input (in the verdict and in :meth:`failing_case`). Never shown for a value question,
+        nor for a case without arguments.
 
     Examples
     --------
@@ -106,27 +178,50 @@ class Question:
     >>> ok = q.check(lambda xs: sum(xs) / len(xs))
     ✓ Mean: passed 3 cases
     >>> ok = q.check(lambda xs: max(xs))
-    ✗ Mean: case 1 of 3 failed — input: [8, 6, 5, 2]; your answer returned 8 (stuck? call .hint() on this question)
-    >>> bool(ok)
-    False
+    ✗ Mean: case 1 of 3 failed
+      input (xs): [8, 6, 5, 2]
+      returned: 8
+      expected: 5.25
+      (stuck? call .hint() on this question; .failing_case() returns this case)
+    >>> bool(ok), ok.failed_case, q.failing_case().args
+    (False, 1, ([8, 6, 5, 2],))
     >>> def starter(xs):
     ...     raise NotImplementedError("your code here")
     >>> ok = q.check(starter)
-    ✗ Mean: case 1 of 3 failed — input: [8, 6, 5, 2]; your answer raised NotImplementedError: your code here (stuck? call .hint() on this question)
+    ○ Mean: not answered yet — replace the NotImplementedError with your code
+    >>> bool(ok), ok.attempted
+    (False, False)
     >>> q.hint()
     Hint 1/1: Add them up, then divide.
     >>> q.solution()
     sum(xs) / len(xs)
 
+    Arrays are summarised:
+
+    >>> import numpy as np
+    >>> s = Question("Column sums", reference=lambda a: a.sum(axis=0),
+    ...              cases=lambda rng: [(rng.normal(size=(20, 4)).round(2),)])
+    >>> ok = s.check(lambda a: a.sum(axis=1))
+    ✗ Column sums: case 1 of 1 failed
+      input (a): array shape (20, 4) float64: [0.13, -0.13, 0.64, 0.1, -0.54, 0.36, …]
+      returned: array shape (20,) float64: [0.74, 2.07, -2.55, -4.53, 0.59, 0.92, -0.67, …]
+      expected: array shape (4,) float64: [-2.39, 1.08, 4.99, 5.92]
+      difference: shape (20,), expected (4,)
+      (no hints; call .solution() on this question; .failing_case() returns this case)
+
     A value question:
 
     >>> v = Question("Two plus two", expected=4)
     >>> ok = v.check(5)
-    ✗ Two plus two: your answer 5 is not correct (no hints; call .solution() on this question)
+    ✗ Two plus two: your answer 5 is not correct
+      (no hints; call .solution() on this question)
+    >>> ok = v.check(None)
+    ○ Two plus two: not answered yet — replace None with your answer
     """
 
     def __init__(self, title: str, *, reference=None, cases=None, expected=None, hints=(),
-                 solution: str = "", rtol: float = 1e-9, atol: float = 1e-12, seed: int = 0):
+                 solution: str = "", rtol: float = 1e-9, atol: float = 1e-12, seed: int = 0,
+                 show_expected: bool = True):
         if not isinstance(title, str) or not title.strip():
             raise ValueError(f"title must be a non-empty str, got {title!r}")
         if reference is None and expected is None:
@@ -155,7 +250,9 @@ class Question:
         self.rtol = rtol
         self.atol = atol
         self.seed = check_seed(seed)
+        self.show_expected = check_bool(show_expected, f"Question {title!r}: show_expected")
         self._next_hint = 0
+        self._last_case = None
 
     def __repr__(self) -> str:
         kind = "function" if self.reference is not None else "value"
@@ -163,19 +260,44 @@ class Question:
 
     # --- checking -----------------------------------------------------------------------
 
-    def _pointer(self) -> str:
-        return "(stuck? call .hint() on this question)" if self.hints else "(no hints; call .solution() on this question)"
+    def _pointer(self, function: bool = False) -> str:
+        text = ("stuck? call .hint() on this question" if self.hints
+                else "no hints; call .solution() on this question")
+        if function:
+            text += "; .failing_case() returns this case"
+        return f"  ({text})"
 
     def _cases(self) -> list[tuple]:
         raw = self.cases(np.random.default_rng(self.seed)) if callable(self.cases) else self.cases
         return [case if isinstance(case, tuple) else (case,) for case in raw]
 
-    def _verdict(self, passed: bool, n: int, failed: int | None, message: str) -> CheckResult:
+    def _verdict(self, passed: bool, n: int, failed: int | None, lines, *, attempted=True,
+                 case: FailingCase | None = None) -> CheckResult:
+        message = "\n".join(lines) if isinstance(lines, list) else lines
         print(message)
-        return CheckResult(passed, n, failed, message)
+        self._last_case = case
+        return CheckResult(passed, n, failed, message, attempted, case)
+
+    def _not_answered(self, n: int, *whats: str) -> CheckResult:
+        """One neutral line; ``whats`` are ways to say what to do, longest first: the first
+        that fits beside the whole title is used (the title is cut only as a last resort)."""
+        tails = [f"not answered yet — {w}" for w in whats] + ["not answered yet"]
+        if self.hints:
+            tails.insert(0, f"{tails[0]} (.hint() helps)")
+        for rest in tails:
+            line = f"○ {self.title}: {rest}"
+            if len(line) <= WIDTH:
+                break
+        else:
+            line = text.verdict_head("○", self.title, tails[-2])
+        return self._verdict(False, n, None, line, attempted=False)
+
+    def _passed(self, n: int) -> CheckResult:
+        passed = text.verdict_head("✓", self.title, f"passed {text.count(n, 'case')}")
+        return self._verdict(True, n, None, passed)
 
     def check(self, answer) -> CheckResult:
-        """Check an answer and print a one-line verdict.
+        """Check an answer and print the verdict.
 
         Parameters
         ----------
@@ -187,40 +309,116 @@ class Question:
         Returns
         -------
         CheckResult
-            Truthy when the answer is right. It does not display itself in a
-            notebook, so a cell ending in ``q.check(...)`` shows the verdict once.
+            Truthy when the answer is right; ``attempted`` is False for an untouched starter.
+            It does not display itself in a notebook, so a cell ending in ``q.check(...)``
+            shows the verdict once.
         """
-        fail = f"✗ {self.title}:"
         if self.reference is None:
-            if callable(answer) and not callable(self.expected):
-                return self._verdict(False, 1, 1, f"{fail} expected a value but got a function "
-                                                  f"(call it and pass its result) {self._pointer()}")
-            expected = self.expected() if callable(self.expected) else self.expected
-            if close(answer, expected, self.rtol, self.atol):
-                return self._verdict(True, 1, None, f"✓ {self.title}: passed 1 case")
-            return self._verdict(False, 1, 1, f"{fail} your answer {_short(answer, _ANSWER_CHARS)} "
-                                              f"is not correct {self._pointer()}")
+            return self._check_value(answer)
+        return self._check_function(answer)
+
+    def _check_value(self, answer) -> CheckResult:
+        if answer is None:
+            return self._not_answered(1, "replace None with your answer")
+        if callable(answer) and not isinstance(answer, type):
+            return self._verdict(False, 1, 1, [
+                text.verdict_head("✗", self.title, "expected a value but got a function"),
+                "  (call your function and pass its result to .check())"],
+                case=FailingCase(1, (), None, answer))
+        expected = self.expected() if callable(self.expected) else self.expected
+        if close(answer, expected, self.rtol, self.atol):
+            return self._passed(1)
+        rest = "your answer {} is not correct"
+        room = WIDTH - len(text.verdict_head("✗", self.title, rest.format("")))
+        exact = text.render(answer, room)
+        if exact is not None:
+            lines = [text.verdict_head("✗", self.title, rest.format(exact))]
+        else:
+            lines = [text.verdict_head("✗", self.title, "your answer is not correct"),
+                     text.line("your answer:", answer)]
+        detail = text.value_difference_line(answer, expected, self.rtol, self.atol)
+        lines += ([detail] if detail else []) + [self._pointer()]
+        return self._verdict(False, 1, 1, lines, case=FailingCase(1, (), None, answer))
+
+    def _check_function(self, answer) -> CheckResult:
+        if answer is None:
+            return self._not_answered(0, "define your function and pass it to .check()",
+                                      "pass your function to .check()")
         if not callable(answer):
-            return self._verdict(False, 0, None, f"{fail} expected a function but got "
-                                                 f"{_short(answer, _ANSWER_CHARS)} (pass the "
-                                                 f"function itself, without calling it)")
+            return self._verdict(False, 0, None, [
+                text.verdict_head("✗", self.title, f"expected a function but got "
+                                       f"{text.describe(answer, 40)}"),
+                "  (pass the function itself, without calling it)"])
         cases = self._cases()
         n = len(cases)
+        names = None
         for i, args in enumerate(cases, start=1):
             # Fresh copies: an answer that mutates its input must not change what the
-            # reference sees, nor the next case.
-            want = self.reference(*copy.deepcopy(args))
-            head = f"{fail} case {i} of {n} failed — input: {_format_args(args)}; your answer"
+            # reference sees, nor the next case, nor the case reported.
+            error = got = None
             try:
                 got = answer(*copy.deepcopy(args))
+            except NotImplementedError as err:
+                if i == 1:
+                    return self._not_answered(n, "replace the NotImplementedError with your code",
+                                              "replace NotImplementedError with your code",
+                                              "write your code")
+                error = err
             except Exception as err:  # noqa: BLE001 - any error in the answer is a failed case
-                return self._verdict(False, n, i, f"{head} raised {_describe_error(err)} "
-                                                  f"{self._pointer()}")
-            if not close(got, want, self.rtol, self.atol):
-                return self._verdict(False, n, i, f"{head} returned "
-                                                  f"{_short(got, _ANSWER_CHARS)} {self._pointer()}")
-        return self._verdict(True, n, None,
-                             f"✓ {self.title}: passed {n} case{'s' if n != 1 else ''}")
+                error = err
+            want = self.reference(*copy.deepcopy(args))
+            if error is None and close(got, want, self.rtol, self.atol):
+                continue
+            show = self.show_expected and len(args) > 0
+            case = FailingCase(i, copy.deepcopy(args), want if show else None, got, error)
+            if names is None:
+                names = text.parameter_names(answer, len(args))
+            lines = [text.verdict_head("✗", self.title, f"case {i} of {n} failed")]
+            lines += text.input_lines(args, names)
+            if error is not None:
+                lines.append("  raised:   " + text.describe_error(error, WIDTH - 12))
+            else:
+                lines.append(text.line("returned:", got))
+            if show:
+                lines.append(text.line("expected:", want))
+                both_in_full = (text.render(got, WIDTH - 12) is not None
+                                and text.render(want, WIDTH - 12) is not None)
+                if error is None and not both_in_full:  # else the two lines show it all
+                    detail = text.difference_line(got, want, self.rtol, self.atol)
+                    lines += [detail] if detail else []
+            lines.append(self._pointer(function=True))
+            return self._verdict(False, n, i, lines, case=case)
+        return self._passed(n)
+
+    def failing_case(self) -> FailingCase | None:
+        """The case the last :meth:`check` failed, or None (it passed, or nothing was checked).
+
+        Returns
+        -------
+        FailingCase or None
+            ``args`` (a deep copy of the arguments, so ``f(*case.args)`` reruns it), ``got``
+            (what the answer returned), ``error`` (what it raised), ``expected`` (the
+            reference's output, for a function question; never for a value question).
+
+        Examples
+        --------
+        >>> q = Question("Absolute value", reference=abs, cases=[3, -2])
+        >>> q.failing_case() is None
+        True
+        >>> ok = q.check(lambda x: x)
+        ✗ Absolute value: case 2 of 2 failed
+          input (x): -2
+          returned: -2
+          expected: 2
+          (no hints; call .solution() on this question; .failing_case() returns this case)
+        >>> q.failing_case()
+        FailingCase(number=2, args=(-2,), expected=2, got=-2, error=None)
+        >>> ok = q.check(lambda x: max(x, -x))
+        ✓ Absolute value: passed 2 cases
+        >>> q.failing_case() is None
+        True
+        """
+        return self._last_case
 
     # --- help ---------------------------------------------------------------------------
 

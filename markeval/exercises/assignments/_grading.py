@@ -60,7 +60,14 @@ class Assignment:
     >>> A.total, [t.key for t in A.tasks][:3]
     (100, ['q1', 'q2', 'q3'])
     >>> ok = A.check("q4", lambda c, r: 1.0)  # no penalty at all: wrong
-    ✗ Q4 Brevity penalty [5 pts]: case 1 of 24 failed — input: (0, 5); your answer returned 1.0 (stuck? call .hint() on this question)
+    ✗ Q4 Brevity penalty [5 pts]: case 1 of 24 failed
+      arg 1 (c): 0
+      arg 2 (r): 5
+      returned: 1.0
+      (stuck? call .hint() on this question; .failing_case() returns this case)
+
+    A graded check shows the failing input and what the answer returned, never what markeval
+    returns: the assignments are graded.
     """
 
     number: int
@@ -145,6 +152,8 @@ class Assignment:
                 status = "graded by hand"
             elif t.key not in self.results:
                 status = "not checked"
+            elif not getattr(self.results[t.key], "attempted", True):
+                status = "not answered yet"
             else:
                 status = "passed" if self.results[t.key] else "failed"
             earned = (f"{t.points if self.results.get(t.key) else 0:>3}" if t.auto else "  ?")
@@ -160,5 +169,7 @@ def make_task(key: str, title: str, points: int, kind: str, **question) -> Task:
         return Task(key, title, points, kind)
     label = f"{key.upper()} {title} [{points} pts]"
     question.setdefault("solution", NO_SOLUTION)
+    # Graded: a failing case shows its input and the answer's output, not the reference's.
+    question.setdefault("show_expected", False)
     return Task(key, title, points, kind, Question(label, **question))
 

@@ -14,7 +14,9 @@ __all__ = ["A4_K", "A4_SIZES", "A4_TOPIC_ORDER", "NUMBER", "TITLE", "bbc_collaps
 
 NUMBER = 4
 TITLE = "Mark-Evaluate"
-A4_SIZES = {"ci": (100, 40), "full": (500, 200)}  #: (reference size, pool rows per topic)
+#: (reference size, pool rows per topic). The pool holds a whole evaluation set of every topic,
+#: so every level of the mode-collapse study, down to one topic, scores a set of the same size.
+A4_SIZES = {"ci": (100, 100), "full": (500, 500)}
 A4_TOPIC_ORDER = ("business", "entertainment", "politics", "sports", "tech")
 A4_K = 3  #: neighbours of the BBC study (at k = 1 or 2 the ci-sized study is mostly noise)
 
@@ -89,7 +91,8 @@ def collapse_schedule(labels, topic_order, n: int) -> dict:
     Level ``L`` (``L = len(topic_order), …, 1``) keeps the first ``L`` topics of
     ``topic_order``. It takes ``n // L`` rows from each kept topic, one more from each of the
     first ``n % L`` of them, always the *first* rows of that topic in pool order, so the set
-    always has ``n`` rows.
+    has ``n`` rows whenever every topic has ``n`` rows in the pool (as in
+    :func:`bbc_collapse_data`).
 
     Returns
     -------
@@ -185,13 +188,20 @@ def bbc_collapse_data():
     return ref.copy(), pool.copy(), list(labels)
 
 
-def _biggest_drop() -> str:
-    """Assignment 4, Q7: which score falls most from 5 topics to 1 on the BBC study."""
+_SCORE_NAMES = ("petersen", "schnabel_quality", "schnabel_diversity")  # the study's scores
+
+
+def _score_drops() -> dict:
+    """Assignment 4, Q7: each score with five topics minus the score with one, BBC study.
+
+    Returns
+    -------
+    dict
+        ``{name: drop}`` for the names of ``_SCORE_NAMES`` (positive: the score falls).
+    """
     ref, pool, labels = bbc_collapse_data()
     table = _mode_collapse_scores(ref, pool, labels, list(A4_TOPIC_ORDER), len(ref), A4_K)
-    names = ("petersen", "schnabel_quality", "schnabel_diversity")
-    drops = {name: table[5][i] - table[1][i] for i, name in enumerate(names)}
-    return max(drops, key=drops.get)
+    return {name: table[5][i] - table[1][i] for i, name in enumerate(_SCORE_NAMES)}
 
 
 def tasks() -> list[Task]:
@@ -229,9 +239,11 @@ def tasks() -> list[Task]:
                      "schnabel_quality and schnabel_diversity results; keep their .score.",
                      "Quality is ME_Schnabel(S_r, S_e), diversity ME_Schnabel(S_e, S_r): the "
                      "argument order matters."]),
-        make_task("q7", "Which score falls most?", 5, "value",
-              expected=_biggest_drop,
-              hints=["One of 'petersen', 'schnabel_quality', 'schnabel_diversity': compare the "
-                     "level-5 and level-1 scores of your study on the BBC data."]),
+        make_task("q7", "Score drops, five topics to one", 5, "value",
+              expected=_score_drops, rtol=1e-6, atol=1e-9,
+              hints=["Run my_mode_collapse on the BBC data (reference, pool, labels, "
+                     "list(A4_TOPIC_ORDER), len(reference), A4_K).",
+                     "The drop of a score is its value at level 5 minus its value at level 1 "
+                     "(positive when the score falls); one entry per score name."]),
         make_task("q8", "Quality vs diversity (interpretation)", 10, "written"),
     ]

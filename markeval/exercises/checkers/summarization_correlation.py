@@ -10,7 +10,7 @@ from markeval.exercises import Question
 __all__ = ["cross_year_k", "ipr_precision", "topic_pearson"]
 
 
-# --------------------------------------------------------------------------- chapter 14
+# --------------------------------------------------------------------------- chapter 16
 
 
 def _topic_cases(rng):

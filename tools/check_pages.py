@@ -1,0 +1,97 @@
+"""Look at built pages the way a reader will, in seconds, before committing a chapter.
+
+``python -m tools.check_pages 12_mark_evaluate [13_sensitivity ...]`` copies the book into
+``_build/check_pages`` with every chapter taken from its committed, executed ``.ipynb``, builds
+it without executing anything (about 20 s, against many minutes for ``make book``), then opens
+the named pages in headless Chromium and prints what :func:`tools.browser.inspect_page` finds:
+output blocks or tables wider than the text column, blurry or broken figures, raw TeX,
+test-harness markers. ``--shots`` also saves a full-length screenshot of each page.
+The full check of every page is ``tests/test_book_build.py``. Book tooling, not library code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tools.browser import inspect_page, make_driver, screenshot
+
+REPO = Path(__file__).resolve().parents[1]
+PROBLEMS = ("broken", "blurry", "scrolling", "nbval", "solutionMarkers")
+
+
+def prepare(outdir: Path, source: Path = REPO) -> Path:
+    """Copy the book into ``outdir``, each paired chapter as its executed ``.ipynb``."""
+    if outdir.exists():
+        shutil.rmtree(outdir)
+    for path in (source / "book").rglob("*"):
+        rel = path.relative_to(source)
+        if "_build" in rel.parts or path.is_dir():
+            continue
+        if path.suffix == ".md" and path.with_suffix(".ipynb").is_file():
+            continue  # the executed twin is the page
+        (outdir / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, outdir / rel)
+    shutil.copy2(source / "_toc.yml", outdir / "_toc.yml")
+    config = yaml.safe_load((source / "_config.yml").read_text(encoding="utf-8"))
+    config["execute"]["execute_notebooks"] = "off"
+    config["exclude_patterns"] = ["_build"]
+    (outdir / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return outdir
+
+
+def build(outdir: Path) -> list[str]:
+    """Build the copy (no execution); returns the warnings."""
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    proc = subprocess.run([str(jupyter_book), "build", str(outdir), "-n", "--keep-going", "-q"],
+                          cwd=outdir, capture_output=True, text=True)
+    log = (proc.stdout + proc.stderr).splitlines()
+    if proc.returncode != 0:
+        raise RuntimeError("build failed:\n" + "\n".join(log[-40:]))
+    return [line for line in log if "WARNING" in line]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.check_pages",
+                                     description="Build the book without executing it and "
+                                                 "inspect pages in headless Chromium.")
+    parser.add_argument("stems", nargs="+", help="pages under book/, e.g. 12_mark_evaluate")
+    parser.add_argument("--out", type=Path, default=REPO / "_build" / "check_pages")
+    parser.add_argument("--shots", action="store_true", help="save full-page screenshots")
+    args = parser.parse_args(argv)
+    out = prepare(args.out.resolve())
+    warnings = build(out)
+    print(f"built {out} without executing; {len(warnings)} warnings")
+    for warning in warnings[:20]:
+        print("  ", warning[:200])
+    driver, failed = make_driver(), 0
+    try:
+        for stem in args.stems:
+            page = out / "_build" / "html" / "book" / f"{stem}.html"
+            if not page.is_file():
+                print(f"{stem}: no such page")
+                failed += 1
+                continue
+            seen = inspect_page(driver, page)
+            problems = [(k, item) for k in PROBLEMS for item in seen[k]]
+            if seen["rawDisplay"] or seen["rawInline"]:
+                problems.append(("raw TeX", f"{seen['rawDisplay']} $$, {seen['rawInline']} \\("))
+            print(f"{stem}: {seen['images']} figures, " + ("OK" if not problems else
+                                                            f"{len(problems)} problems"))
+            for kind, item in problems:
+                print(f"   {kind}: {item}")
+            failed += bool(problems)
+            if args.shots:
+                print("   screenshot:", screenshot(driver, page, out / "shots" / f"{stem}.png"))
+    finally:
+        driver.quit()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -157,6 +157,15 @@ def test_outputs_fit_the_page(ipynb):
                       f"characters, e.g. {wide[0][:120]!r}")
 
 
+@pytest.mark.parametrize("md", CHAPTERS, ids=IDS)
+def test_shown_code_fits_the_page(md):
+    """Code a reader sees (not the hidden setup cell) wraps before 100 characters."""
+    wide = [line for cell in jupytext.read(md).cells if cell.cell_type == "code"
+            and "hide-input" not in cell.metadata.get("tags", [])
+            for line in cell.source.splitlines() if len(line) > MAX_OUTPUT_CHARS]
+    assert not wide, f"{md.name}: {len(wide)} code lines over {MAX_OUTPUT_CHARS} characters: {wide[0]!r}"
+
+
 @pytest.mark.parametrize("ipynb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_figures_are_vector_graphics(ipynb):
     """SVG stays sharp on any screen; a PNG at screen resolution is blurry on high-DPI ones."""

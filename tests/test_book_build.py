@@ -100,7 +100,7 @@ def test_page_reads_well(built_book, browser, stem):
     assert not seen["broken"], f"{stem}: figures failed to load: {seen['broken']}"
     assert not seen["blurry"], f"{stem}: figures blurry on a high-DPI screen: {seen['blurry']}"
     assert not seen["scrolling"], (
-        f"{stem}: output blocks or tables wider than the text column at "
+        f"{stem}: code, output blocks or tables wider than the text column at "
         f"{WINDOW[0]} px: {seen['scrolling']}")
     assert not seen["nbval"], f"{stem}: test-harness markers shown: {seen['nbval']}"
 

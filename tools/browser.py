@@ -2,8 +2,8 @@
 
 Shared by ``tests/test_book_build.py`` and ``tools/check_pages.py`` (an author's quick look at
 pages before committing them). :func:`inspect_page` loads a built HTML page, waits for MathJax,
-and reports every problem a reader would meet: raw TeX, broken or blurry figures, output blocks
-and tables wider than the text column, test-harness markers and solution code. Book tooling,
+and reports every problem a reader would meet: raw TeX, broken or blurry figures, code cells,
+output blocks and tables wider than the text column, test-harness markers and solution code. Book tooling,
 not library code.
 """
 
@@ -63,12 +63,13 @@ const report = () => {
   prose.querySelectorAll('pre, code, .highlight, .cell_output').forEach(e => e.remove());
   const text = prose.textContent;
   const imgs = Array.from(root.querySelectorAll('img'));
-  // Anything in an output, and every table, must fit the column: no horizontal scrolling.
-  const boxes = Array.from(root.querySelectorAll('.cell_output *, table'))
+  // Code cells, outputs and tables must fit the column: no horizontal scrolling.
+  const boxed = '.cell_input pre, .cell_output *, table';
+  const boxes = Array.from(root.querySelectorAll(boxed))
     .filter(e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 2)
-    .filter(e => !e.parentElement.closest('.cell_output *, table') ||
-                 e.parentElement.closest('.cell_output *, table').scrollWidth <=
-                 e.parentElement.closest('.cell_output *, table').clientWidth + 2);
+    .filter(e => !e.parentElement.closest(boxed) ||
+                 e.parentElement.closest(boxed).scrollWidth <=
+                 e.parentElement.closest(boxed).clientWidth + 2);
   const blurry = imgs.filter(i => i.complete && i.naturalWidth > 0
                                   && !/\.svg(\?|$)/i.test(i.currentSrc || i.src)
                                   && i.naturalWidth < 1.95 * i.clientWidth);

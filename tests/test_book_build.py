@@ -11,15 +11,13 @@ the PDF that the download button offers.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
 from tools.browser import WINDOW, inspect_page, make_driver
 from conftest import REPO, chapter_sources, toc_files
+from tools import jupyter_book
 from tools import pdf as build_pdf
 
 BUILD = REPO / "_build" / "html"
@@ -27,16 +25,10 @@ BUILD = REPO / "_build" / "html"
 
 @pytest.fixture(scope="module")
 def built_book():
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    proc = subprocess.run(
-        [str(jupyter_book), "build", str(REPO), "-W", "-n", "--keep-going"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    log = proc.stdout + proc.stderr
-    assert proc.returncode == 0, "jupyter-book build failed:\n" + log[-8000:]
+    try:
+        jupyter_book.build(REPO)
+    except RuntimeError as err:
+        pytest.fail(str(err))
     return BUILD
 
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import yaml
 
+from tools import jupyter_book
 from tools.browser import inspect_page, make_driver, screenshot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,13 +47,8 @@ def prepare(outdir: Path, source: Path = REPO) -> Path:
 
 def build(outdir: Path) -> list[str]:
     """Build the copy (no execution); returns the warnings."""
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    proc = subprocess.run([str(jupyter_book), "build", str(outdir), "-n", "--keep-going", "-q"],
-                          cwd=outdir, capture_output=True, text=True)
-    log = (proc.stdout + proc.stderr).splitlines()
-    if proc.returncode != 0:
-        raise RuntimeError("build failed:\n" + "\n".join(log[-40:]))
-    return [line for line in log if "WARNING" in line]
+    log = jupyter_book.build(outdir, strict=False, quiet=True, what="the check copy")
+    return [line for line in log.splitlines() if "WARNING" in line]
 
 
 def main(argv=None) -> int:

@@ -29,11 +29,12 @@ from __future__ import annotations
 import argparse
 import copy
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import yaml
+
+from tools import jupyter_book
 
 __all__ = ["INSTRUCTOR_NOTES", "build", "instructor_config", "instructor_toc", "prepare"]
 
@@ -170,14 +171,9 @@ def build(source: Path = Path("."), outdir: Path = DEFAULT_OUTDIR, *, strict: bo
     source = Path(source).resolve()
     outdir = (source / outdir).resolve()
     toc_path, config_path = prepare(source, outdir, execute=execute)
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    command = [str(jupyter_book if jupyter_book.exists() else "jupyter-book"), "build",
-               str(source), "--toc", str(toc_path), "--config", str(config_path),
-               "--path-output", str(outdir), "-n", "--keep-going"] + (["-W"] if strict else [])
-    proc = subprocess.run(command, cwd=source)
-    if proc.returncode != 0:
-        raise RuntimeError(f"jupyter-book build of the instructor edition failed "
-                           f"(exit status {proc.returncode})")
+    jupyter_book.build(source, "--toc", str(toc_path), "--config", str(config_path),
+                       "--path-output", str(outdir), strict=strict,
+                       what="the instructor edition", capture=False)
     html = outdir / "_build" / "html"
     toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
     pages = [e["file"] for entries in _entry_lists(toc) for e in entries

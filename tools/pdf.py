@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from tools import jupyter_book
+
 REPO = Path(__file__).resolve().parents[1]
 PDF_NAME = "markeval.pdf"
 #: Virtual milliseconds Chromium lets scripts run before printing (MathJax needs ~20 s of real
@@ -26,12 +28,8 @@ SCRIPT_BUDGET_MS = 300_000
 
 def build_single_page(source: Path = REPO, *, strict: bool = True) -> Path:
     """``jupyter-book build --builder singlehtml``; returns the page."""
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    command = [str(jupyter_book), "build", str(source), "--builder", "singlehtml", "-n",
-               "--keep-going"] + (["-W"] if strict else [])
-    proc = subprocess.run(command, cwd=source, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError("single-page build failed:\n" + (proc.stdout + proc.stderr)[-6000:])
+    jupyter_book.build(source, "--builder", "singlehtml", strict=strict,
+                       what="the single-page book")
     # The root document is book/index, so Sphinx writes the page to book/index.html but links
     # its styles and figures as if it sat at the top (_static/, _images/): put it there.
     built = source / "_build" / "singlehtml"

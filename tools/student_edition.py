@@ -50,16 +50,16 @@ declare.
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 import yaml
+
+from tools import jupyter_book
 
 __all__ = ["ANSWER_PLACEHOLDER", "BEGIN", "END", "STUDENT_DIR", "assignment_sources", "build",
            "prepare", "scan_html", "strip_solution_blocks", "strip_solution_code",
@@ -481,13 +481,7 @@ def build(outdir: Path, *, strict: bool = True) -> Path:
     Returns the HTML directory; raises ``RuntimeError`` when the build fails or leaks.
     """
     outdir = Path(outdir).resolve()
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    command = [str(jupyter_book if jupyter_book.exists() else "jupyter-book"), "build",
-               str(outdir), "-n", "--keep-going"] + (["-W"] if strict else [])
-    proc = subprocess.run(command, cwd=outdir, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError("jupyter-book build of the student edition failed:\n"
-                           + (proc.stdout + proc.stderr)[-6000:])
+    jupyter_book.build(outdir, strict=strict, what="the student edition")
     html = outdir / "_build" / "html"
     problems = scan_html(html)
     if problems:

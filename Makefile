@@ -1,6 +1,7 @@
 # Two commands on a fresh machine (see README):
 #   make book   install everything, then build the book (every chapter executed) and its PDF
 #   make test   install everything, then run the whole test suite
+#   make reproduce   the papers' experiments at full scale into book/results (resumable; hours)
 # `make install` is idempotent and fast once done; `make notebook MD=book/x.md` re-pairs and
 # re-executes one chapter for authors.
 
@@ -23,7 +24,7 @@ export OPENBLAS_NUM_THREADS := 1
 # Kernels started by nbval and the book build must use the project's interpreter.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install book test notebook student instructor clean
+.PHONY: install book test reproduce notebook student instructor clean
 
 install: $(VENV)/.installed book/_static/mathjax/tex-chtml.js
 
@@ -54,6 +55,10 @@ book: install
 
 test: install
 	$(PY) -m pytest --nbval-lax
+
+# Every stage in the ci and full profiles; finished units are reused after an interruption.
+reproduce: install
+	$(PY) -m markeval.reproduce --out book/results
 
 # Execute a chapter into its .ipynb pair, dropping per-cell timing metadata that would
 # make the pair differ from its .md for no reason.

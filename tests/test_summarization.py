@@ -61,6 +61,13 @@ def test_items_exclude_humans_by_default_and_jackknife_them_when_included(fabric
     for item in humans:
         assert len(item.references) == 3
         assert all(not ref.startswith(f"reference {item.summ_id} ") for ref in item.references)
+    # the MoverScore authors' protocol: every human summary meets all four, its own included
+    leaky = [i for i in summary_items(topics, include_human=True, human_references="all")
+             if i.is_human]
+    assert [i.summ_id for i in leaky] == [i.summ_id for i in humans]
+    for item in leaky:
+        assert len(item.references) == 4
+        assert any(ref.startswith(f"reference {item.summ_id} ") for ref in item.references)
 
 
 def test_pipeline_correlates_per_topic_then_averages_and_reports_the_constant_topic(fabricated):
@@ -128,6 +135,9 @@ def test_bad_input(fabricated):
         summary_level_correlations({"m": np.zeros(18)}, items, human=["pyramid"])
     with pytest.raises(ValueError, match="topics are empty"):
         summary_items([])
+    with pytest.raises(ValueError, match="human_references must be one of 'others', 'all', "
+                                         "got 'mine'"):
+        summary_items(topics, include_human=True, human_references="mine")
 
 
 # --------------------------------------------------------------------------- set metrics

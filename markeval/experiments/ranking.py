@@ -41,10 +41,11 @@ from markeval._tolerance import constant
 from markeval.experiments.parallel import run_units
 from markeval.experiments.sensitivity import scores
 from markeval.lexical.ngram_lm import NGramLM
-from markeval.stats import kendall, spearman
+from markeval.stats import kendall, pearson, spearman
 
-__all__ = ["METRICS", "chain_correlations", "correlation_table", "embedding_metrics",
-           "partial_order_tau", "score_generators", "ForwardCE"]
+__all__ = ["DEFAULT_K", "K_FAMILY", "METRICS", "chain_correlations", "correlation_table",
+           "embedding_metrics", "partial_order_tau", "score_generators", "score_round",
+           "scores_at_k", "ForwardCE"]
 
 # This study's metrics (registry names), in the order of its tables.
 _STUDY = ("forward_ce", "reverse_ce", "fid", "prd_precision", "prd_recall", "ipr_precision",
@@ -83,6 +84,18 @@ def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
     values = scores(ref, cand, tuple(_SET_METRIC_NAMES), me_k=k, ipr_k=k, prd_runs=prd_runs,
                     fid_allow_singular=singular, seed=seed)
     return {_SET_METRIC_NAMES[name]: value for name, value in values.items()}
+
+
+#: The metrics with a neighbour count K -> their family (``"ipr"`` or ``"me"``); the others
+#: (cross-entropies, FID, PRD) have none and carry ``k = 0`` in :func:`score_round`'s rows.
+K_FAMILY = {label: ("ipr" if name.startswith("ipr") else "me")
+            for name, label in _SET_METRIC_NAMES.items()
+            if name.startswith(("ipr_", "me_"))}
+#: Each family's default K: IPR's own (Kynkäänniemi et al. use k = 3) and ME's K = 1, the one
+#: value at which the Mark-Evaluate chapter found the scores still separate sets.
+DEFAULT_K = {"ipr": 3, "me": 1}
+_K_FREE = tuple(name for name in _SET_METRIC_NAMES if not name.startswith(("ipr_", "me_")))
+_WITH_K = tuple(name for name in _SET_METRIC_NAMES if name.startswith(("ipr_", "me_")))
 
 
 def _tokens(texts) -> list[list[str]]:
@@ -197,6 +210,113 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
     return pd.DataFrame(rows)
 
 
+def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str, np.ndarray],
+                reference: Sequence[str], reference_embeddings, ce: ForwardCE, round_index: int,
+                *, ks: Sequence[int] = (3,), fraction: float = 0.8, prd_runs: int = 5,
+                seed: int = 0) -> pd.DataFrame:
+    """Every metric of every generator in one round, at every K of ``ks``: tidy rows.
+
+    Round 0 scores all sentences; round ``r > 0`` a random subset of ``fraction`` of the
+    reference set and of each generator's sentences (without replacement), drawn from a
+    generator seeded by ``(seed, r)`` alone, so that any round can be recomputed by itself
+    (the reproduction's unit, :mod:`markeval.reproduce.stages.generation`). The metrics without
+    a neighbour count (cross-entropies, FID, PRD with seed ``seed + r``) are computed once and
+    carry ``k = 0``; IPR and the Mark-Evaluate scores once per K (``k`` for both families).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``round``, ``generator``, ``metric`` (a label of :data:`METRICS`), ``k``,
+        ``value``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> texts = [f"w{i} x{i % 3}" for i in range(30)]
+    >>> emb = rng.normal(size=(30, 4))
+    >>> rows = score_round({"g": texts}, {"g": emb}, texts, emb + 0.1, ForwardCE(texts * 2), 1,
+    ...                    ks=(1, 2), prd_runs=1)
+    >>> sorted(set(rows["k"])), len(rows)
+    ([0, 1, 2], 17)
+    """
+    names = list(generated)
+    if set(names) != set(embeddings):
+        raise ValueError(f"generated and embeddings name different generators: "
+                         f"{sorted(set(names) ^ set(embeddings))}")
+    n = len(reference)
+    for name in names:
+        if len(generated[name]) != n or len(embeddings[name]) != n:
+            raise ValueError(f"generator {name!r} has {len(generated[name])} sentences and "
+                             f"{len(embeddings[name])} embeddings; the reference set has {n}: "
+                             "the metrics compare sets of equal size")
+    if check_number(fraction, "fraction", maximum=1) <= 0:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    round_index = int(round_index)
+    if round_index < 0:
+        raise ValueError(f"round_index must be >= 0, got {round_index!r}")
+    ks = [int(k) for k in ks]
+    if not ks or min(ks) < 1:
+        raise ValueError(f"ks must hold K values >= 1, got {ks!r}")
+    ref_emb = np.asarray(reference_embeddings, dtype=np.float64)
+    rng = np.random.default_rng([check_seed(seed), round_index])
+    m = max(max(ks) + 2, round(fraction * n))
+    ref_idx = np.arange(n) if round_index == 0 else np.sort(rng.choice(n, m, replace=False))
+    ref_text = [reference[i] for i in ref_idx]
+    rows = []
+    for name in names:
+        idx = np.arange(n) if round_index == 0 else np.sort(rng.choice(n, m, replace=False))
+        texts = [generated[name][i] for i in idx]
+        nll, count = ce.sentence_nll(texts)
+        values = [("forward CE", 0, float(nll.sum() / count.sum() / math.log(2))),
+                  ("reverse CE", 0, ce.reverse(texts, ref_text))]
+        ref, cand = ref_emb[ref_idx], np.asarray(embeddings[name], dtype=np.float64)[idx]
+        singular = min(len(ref), len(cand)) <= ref.shape[1]
+        free = scores(ref, cand, _K_FREE, prd_runs=prd_runs, fid_allow_singular=singular,
+                      seed=seed + round_index)
+        values += [(_SET_METRIC_NAMES[key], 0, v) for key, v in free.items()]
+        for k in ks:
+            with_k = scores(ref, cand, _WITH_K, me_k=k, ipr_k=k, seed=seed + round_index)
+            values += [(_SET_METRIC_NAMES[key], k, v) for key, v in with_k.items()]
+        rows += [{"round": round_index, "generator": name, "metric": metric, "k": k,
+                  "value": float(v)} for metric, k, v in values]
+    return pd.DataFrame(rows)
+
+
+def scores_at_k(rows: pd.DataFrame, k: int | Mapping[str, int] = DEFAULT_K) -> pd.DataFrame:
+    """:func:`score_round`'s tidy rows as a wide table with one K per metric.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        Columns ``round``, ``generator``, ``metric``, ``k``, ``value``.
+    k : int or dict
+        One K for every K-metric, or a dict from a family (``"ipr"``, ``"me"``) or a metric
+        label to its K (a label wins over its family; default :data:`DEFAULT_K`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``round``, ``generator`` and one per metric of :data:`METRICS`, as
+        :func:`score_generators` returns: the input of :func:`chain_correlations`.
+    """
+    def chosen(metric):
+        if metric not in K_FAMILY:
+            return 0
+        if isinstance(k, Mapping):
+            return int(k[metric] if metric in k else k[K_FAMILY[metric]])
+        return int(k)
+
+    want = rows["metric"].map(chosen)
+    picked = rows[rows["k"] == want]
+    missing = sorted(set(rows["metric"]) - set(picked["metric"]))
+    if missing:
+        raise ValueError(f"no rows at the chosen K for {missing}; K values in the rows: "
+                         f"{sorted(set(rows['k']) - {0})}")
+    wide = picked.pivot_table(index=["round", "generator"], columns="metric", values="value",
+                              sort=False).reset_index()
+    return wide[["round", "generator", *[m for m in METRICS if m in wide.columns]]]
+
+
 def _embedding_unit(reference, candidate, k: int, prd_runs: int, seed: int) -> dict:
     """One unit of :func:`score_generators`: the embedding metrics of one (round, generator)."""
     return embedding_metrics(reference, candidate, k=k, prd_runs=prd_runs, seed=seed)
@@ -248,7 +368,7 @@ def chain_correlations(scores: pd.DataFrame, chains: Mapping[str, Sequence[str]]
     -------
     pandas.DataFrame
         Columns ``round``, ``metric``, ``chain`` (a chain name or ``"pooled"``), ``tau``,
-        ``rho`` (NaN for the pooled row).
+        ``rho`` and ``r`` (Pearson's, against the built rank; NaN for the pooled row).
     """
     rows = []
     for r, table in _oriented(scores).groupby("round"):
@@ -258,9 +378,11 @@ def chain_correlations(scores: pd.DataFrame, chains: Mapping[str, Sequence[str]]
             for name, chain in chains.items():
                 rows.append({"round": r, "metric": metric, "chain": name,
                              "tau": _chain_corr(values, chain, kendall),
-                             "rho": _chain_corr(values, chain, spearman)})
+                             "rho": _chain_corr(values, chain, spearman),
+                             "r": _chain_corr(values, chain, pearson)})
             rows.append({"round": r, "metric": metric, "chain": "pooled",
-                         "tau": partial_order_tau(values.to_dict(), chains), "rho": math.nan})
+                         "tau": partial_order_tau(values.to_dict(), chains), "rho": math.nan,
+                         "r": math.nan})
     return pd.DataFrame(rows)
 
 

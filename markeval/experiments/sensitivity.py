@@ -283,6 +283,37 @@ def _collapsed_indices(labels: np.ndarray, order, step: int, n: int, rng) -> np.
     return np.sort(np.concatenate(parts))
 
 
+def collapse_step(labels, n: int, seed: int, step: int) -> tuple[np.ndarray, str]:
+    """Rows of one mode-collapse step: the indices into the pool and the kept labels.
+
+    The step of :func:`mode_collapse` with ``seed``: :func:`collapse_order` with ``seed``,
+    then ``n`` rows from the labels still kept at ``step``, drawn by a generator seeded by
+    ``(seed, step)`` alone, so that one step can be recomputed by itself.
+
+    Returns
+    -------
+    indices : array of int
+        Sorted row indices into the pool.
+    kept : str
+        The kept labels, sorted and joined by commas.
+
+    Examples
+    --------
+    >>> labels = ["a"] * 10 + ["b"] * 4 + ["c"] * 4
+    >>> idx, kept = collapse_step(labels, 6, seed=0, step=2)
+    >>> len(idx), kept
+    (6, 'a')
+    """
+    labels = np.asarray(list(labels))
+    seed = check_seed(seed)
+    order = collapse_order(labels, n, seed=seed)
+    step = check_int(step, "step", minimum=0)
+    if step >= len(order):
+        raise ValueError(f"step must be below the number of labels ({len(order)}), got {step}")
+    rng = np.random.default_rng([seed, step])
+    return _collapsed_indices(labels, order, step, n, rng), ",".join(sorted(order[step:]))
+
+
 def mode_collapse(reference, evaluation, labels, *, n: int | None = None, seeds=(0, 1, 2),
                   metrics=METRICS, me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
                   fid_allow_singular: bool = False, encoder=None,
@@ -335,15 +366,14 @@ def mode_collapse(reference, evaluation, labels, *, n: int | None = None, seeds=
         raise ValueError(f"labels has {len(labels)} items but evaluation has "
                          f"{len(evaluation)}: one label per evaluation row")
     n = len(ref) if n is None else check_int(n, "n", minimum=2)
-    orders = {int(s): collapse_order(labels, n, seed=int(s)) for s in seeds}  # errors first
+    for s in seeds:  # errors before any encoding
+        collapse_order(labels, n, seed=int(s))
     pool = _encode(evaluation, "evaluation", encoder)
     kept_names = {}
 
     def make(step, seed):
-        order = orders[seed]
-        kept_names[seed, step] = ",".join(sorted(order[step:]))
-        rng = np.random.default_rng([seed, step])
-        return pool[_collapsed_indices(labels, order, step, n, rng)]
+        indices, kept_names[seed, step] = collapse_step(labels, n, seed, step)
+        return pool[indices]
 
     n_labels = len(set(labels.tolist()))
     t = perturbation_sweep(ref, make, list(range(n_labels)), seeds=seeds, metrics=metrics,
@@ -520,6 +550,6 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = [
-    "ESTIMATORS", "METRICS", "bbc_sets", "collapse_order", "default_encoder", "k_sweep", "mode_collapse",
+    "ESTIMATORS", "METRICS", "bbc_sets", "collapse_order", "collapse_step", "default_encoder", "k_sweep", "mode_collapse",
     "perturbation_sweep", "scores", "summarize", "swap_words", "swapped_texts", "word_swap",
 ]

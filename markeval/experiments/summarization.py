@@ -6,8 +6,12 @@ people's scores (pyramid, responsiveness) of the same summaries; then average ov
 This module fixes each choice that procedure leaves open, in one place:
 
 * **Which summaries.** System (peer) summaries only by default. A human summary can be
-  scored too (``include_human=True``), but it is one of its topic's references, so it is
-  scored against the *other* references only (jackknifing), never against itself.
+  scored too (``include_human=True``), but it is one of its topic's references, so by default
+  it is scored against the *other* references only (jackknifing), never against itself. The
+  MoverScore authors scored every judged summary, human ones included, against all four
+  references (``human_references="all"``): a human summary then meets itself among its
+  references, which lifts its scores and, because people rate human summaries highest, the
+  correlations too. Their published ROUGE rows (MoverScore Table 2) need this choice.
 * **Several references.** A metric scores a summary against each reference separately; the
   per-reference scores are averaged (``aggregate="mean"``) or the best is kept
   (``aggregate="max"``, the rouge-score convention).
@@ -42,8 +46,10 @@ from markeval.experiments.parallel import resolve_n_jobs, run_units
 from markeval.population.mark_evaluate import mark_evaluate_from_balls
 from markeval.stats import METHODS
 
-__all__ = ["HUMAN_SCORES", "SummaryItem", "WordSetMetrics", "pairwise_scores", "set_scores",
-           "summary_items", "summary_level_correlations"]
+__all__ = ["EMBEDDING_METRICS", "HUMAN_REFERENCES", "HUMAN_SCORES", "MOVERSCORE_STOP_WORDS",
+           "SummaryItem", "WordSetMetrics", "embedding_scores", "moverscore_idf",
+           "moverscore_items", "pairwise_scores", "set_scores", "summary_items",
+           "summary_level_correlations"]
 
 #: The human judgements TAC provides for every summary.
 HUMAN_SCORES = ("pyr_score", "responsiveness")
@@ -83,7 +89,11 @@ def _summarizer(reference_id: str) -> str:
     return reference_id.removesuffix(".txt").rsplit(".", 1)[-1]
 
 
-def summary_items(topics, *, include_human: bool = False) -> tuple[SummaryItem, ...]:
+HUMAN_REFERENCES = ("others", "all")
+
+
+def summary_items(topics, *, include_human: bool = False,
+                  human_references: str = "others") -> tuple[SummaryItem, ...]:
     """Flatten TAC topics into the summaries to score, each with its references.
 
     Parameters
@@ -91,7 +101,10 @@ def summary_items(topics, *, include_human: bool = False) -> tuple[SummaryItem, 
     topics : sequence of markeval.datasets.TacTopic
         E.g. ``load_tac(2009)`` or a subset of it.
     include_human : bool, default False
-        Also return the human summaries, each with its own reference left out.
+        Also return the human summaries.
+    human_references : {'others', 'all'}, default 'others'
+        A human summary's references: the topic's other references (jackknifing), or all
+        of them, its own included (the MoverScore authors' protocol).
 
     Returns
     -------
@@ -106,6 +119,7 @@ def summary_items(topics, *, include_human: bool = False) -> tuple[SummaryItem, 
     (118, {3})
     """
     check_bool(include_human, "include_human")
+    leave_own_out = check_choice(human_references, "human_references", HUMAN_REFERENCES) == "others"
     items = []
     for topic in topics:
         references = [(_summarizer(rid), " ".join(sents))
@@ -113,9 +127,9 @@ def summary_items(topics, *, include_human: bool = False) -> tuple[SummaryItem, 
         for summary in topic.annotations:
             if summary.is_human and not include_human:
                 continue
-            refs = tuple(text for who, text in references
-                         if not (summary.is_human and who == summary.summ_id))
-            if summary.is_human and len(refs) == len(references):
+            own = summary.is_human and leave_own_out
+            refs = tuple(text for who, text in references if not (own and who == summary.summ_id))
+            if own and len(refs) == len(references):
                 raise ValueError(
                     f"topic {topic.topic_id}: human summary {summary.summ_id!r} matches none of "
                     f"the reference ids {topic.reference_ids}, so it cannot be left out")
@@ -125,6 +139,131 @@ def summary_items(topics, *, include_human: bool = False) -> tuple[SummaryItem, 
     if not items:
         raise ValueError("no summaries to score: the topics are empty")
     return tuple(items)
+
+
+#: The English stop words of NLTK without the contracted forms ("don't" is there as "don"):
+#: the 153 words of ``examples/stopwords.txt`` in AIPHES/emnlp19-moverscore, which the
+#: authors' TAC script passes to ``word_mover_score``. Compared with the tokenizer's pieces.
+MOVERSCORE_STOP_WORDS = frozenset("""
+i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she
+her hers herself it its itself they them their theirs themselves what which who whom this that
+these those am is are was were be been being have has had having do does did doing a an the and
+but if or because as until while of at by for with about against between into through during
+before after above below to from up down in out on off over under again further then once here
+there when where why how all any both each few more most other some such no nor not only own
+same so than too very s t can will just don should now d ll m o re ve y ain aren couldn didn
+doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn
+""".split())
+
+
+def moverscore_items(topics, *, min_sentences: int = 2) -> tuple[SummaryItem, ...]:
+    """The summaries the MoverScore authors' TAC script scores, with their references.
+
+    Every judged summary, human ones included, with at least ``min_sentences`` sentences (the
+    script keeps ``len(annot['text']) > 1``), each against all four references, its own
+    included for a human summary (:func:`summary_items` with ``include_human=True,
+    human_references="all"``).
+
+    Examples
+    --------
+    >>> from markeval.datasets import load_tac
+    >>> items = moverscore_items(load_tac(2009)[:1])
+    >>> len(items), sum(i.is_human for i in items), {len(i.references) for i in items}
+    (53, 4, {4})
+    """
+    min_sentences = check_int(min_sentences, "min_sentences", minimum=1)
+    topics = list(topics)
+    keep = {(topic.topic_id, a.summ_id) for topic in topics for a in topic.annotations
+            if len(a.sentences) >= min_sentences}
+    items = tuple(i for i in summary_items(topics, include_human=True, human_references="all")
+                  if (i.topic, i.summ_id) in keep)
+    if not items:
+        raise ValueError(f"no summary of these topics has {min_sentences} sentences or more")
+    return items
+
+
+def moverscore_idf(topics, model):
+    """MoverScore's idf pair as the authors' TAC script builds it, over all ``topics``.
+
+    ``(hypothesis side, reference side)``: the idf of every judged summary of the topics
+    (human ones included, whatever their length) and the idf of all their references; pass
+    it as ``moverscore(..., idf=...)``.
+    """
+    from markeval.semantic.idf import idf_weights
+
+    topics = list(topics)
+    return (idf_weights([" ".join(a.sentences) for t in topics for a in t.annotations],
+                        model=model),
+            idf_weights([" ".join(r) for t in topics for r in t.references], model=model))
+
+
+#: The pairwise metrics of :func:`embedding_scores`, in order.
+EMBEDDING_METRICS = ("BERTScore F", "MoverScore WMD-1", "MoverScore WMD-2", "MoverScore SMD")
+
+
+def embedding_scores(items: Sequence[SummaryItem], model, idf, *, ks: Sequence[int] = (1, 2, 3, 5),
+                     stop_words=MOVERSCORE_STOP_WORDS, prd_clusters: int = 20,
+                     prd_runs: int = 2, seed: int = 0, n_jobs: int | None = 1,
+                     progress: bool = False) -> tuple[dict[str, np.ndarray], int]:
+    """BERTScore, MoverScore and the word-level set metrics of ``items``, one encoder pass.
+
+    The pairwise metrics (:data:`EMBEDDING_METRICS`) score a summary against each reference
+    and average the scores (:func:`pairwise_scores`): BERTScore F1 on the last layer, and
+    MoverScore's ``"v1"`` preset (power means over the last five layers) with WMD on unigrams
+    and bigrams and SMD, weighted by ``idf`` (:func:`moverscore_idf`) and without
+    ``stop_words``. The set metrics (:class:`WordSetMetrics` at every ``K`` of ``ks``) compare
+    a summary's word samples with its references' pooled samples (:func:`set_scores`).
+
+    Parameters
+    ----------
+    items : sequence of SummaryItem
+    model : MemoEncoder
+        Keeping the last five layers (``memoize(layers=range(-5, 0))``), so that every
+        metric reads one forward pass per distinct text.
+    idf : (IDFWeights, IDFWeights)
+    ks, prd_clusters, prd_runs, seed
+        As in :class:`WordSetMetrics`.
+    stop_words : collection of str
+        For MoverScore (default: :data:`MOVERSCORE_STOP_WORDS`, the authors' list).
+    n_jobs : int or None, default 1
+        Workers for the set metrics (the scores do not depend on it).
+    progress : bool, default False
+
+    Returns
+    -------
+    (dict of str to numpy.ndarray, int)
+        Metric name -> one score per item; and how many summaries were too short for the
+        set metrics (scored 0).
+    """
+    import warnings
+
+    from markeval.population.mark_evaluate import word_samples
+    from markeval.semantic.bertscore import EmptyTextWarning, bertscore
+    from markeval.semantic.moverscore import moverscore
+
+    items = list(items)
+    stop_words = frozenset(stop_words)
+
+    def bert_f(hyps, refs):
+        return bertscore(hyps, refs, model=model, progress=False).sentence_f1
+
+    def mover(**options):
+        return lambda hyps, refs: moverscore(hyps, refs, model=model, preset="v1", idf=idf,
+                                             stop_words=stop_words, progress=False,
+                                             **options).sentence_scores
+
+    metrics = dict(zip(EMBEDDING_METRICS, (bert_f, mover(n_gram=1), mover(n_gram=2),
+                                           mover(level="sentence"))))
+    # One encoder pass over the summaries and references (word samples: all five layers).
+    texts = list(dict.fromkeys([i.text for i in items] + [r for i in items for r in i.references]))
+    word_samples(texts, model, progress=progress)
+    with warnings.catch_warnings():  # empty summaries score 0 (counted by the set metrics)
+        warnings.simplefilter("ignore", EmptyTextWarning)
+        scores = {name: pairwise_scores(items, fn) for name, fn in metrics.items()}
+    sets = WordSetMetrics(lambda t: word_samples(t, model, progress=False), ks=ks,
+                          prd_clusters=prd_clusters, prd_runs=prd_runs, seed=seed)
+    scores.update(set_scores(items, sets, n_jobs=n_jobs, progress=progress))
+    return scores, sets.n_too_short
 
 
 def pairwise_scores(items: Sequence[SummaryItem],

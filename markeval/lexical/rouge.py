@@ -36,18 +36,20 @@ from markeval._checks import (check_bool, check_choice, check_references, check_
                               check_strings)
 from markeval._deprecation import renamed_keywords
 from markeval._signature import make_signature
-from markeval.lexical.stem import porter_stem
+from markeval.lexical.stem import porter_stem, snowball_stem
 from markeval.resampling import BootstrapResult, percentile_interval, replicates
 from markeval._result import alias
 
-TOKENIZERS = ("rouge-score", "unicode")
+TOKENIZERS = ("rouge-score", "unicode", "words")
 DEFAULT_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-MULTI_REF = ("best", "mean")
+MULTI_REF = ("best", "mean", "pool")
 EMPTY_REFERENCE = ("raise", "zero")
 _TYPE = re.compile(r"rouge(?:([1-9][0-9]*)|L|Lsum)")
 
 # rouge-score's tokenizer: lower-case, anything but a-z0-9 separates tokens.
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
+# NLTK's RegexpTokenizer(r"\w+"), the tokenizer of the MoverScore authors' ROUGE.
+_WORD = re.compile(r"\w+")
 
 
 @functools.lru_cache(maxsize=1)
@@ -83,11 +85,12 @@ class RougeTypeResult:
         Means over the hypotheses of the per-hypothesis scores.
     precisions, recalls, fmeasures : tuple of float
         Per hypothesis: against its best reference for this type (``multi_ref='best'``),
-        or averaged over its references (``multi_ref='mean'``).
+        averaged over its references (``multi_ref='mean'``), or against all of them
+        pooled (``multi_ref='pool'``).
     best_reference : tuple of int or None
         Per hypothesis, the index of the reference with the highest F1 (the first on
         ties), as ``rouge_score.RougeScorer.score_multi`` picks it; None with
-        ``multi_ref='mean'``.
+        ``multi_ref='mean'`` or ``'pool'``.
     low, mid, high : RougeScore or None
         With ``n_resamples > 0``: percentiles (lower bound, median, upper bound) of the
         bootstrap distribution of the mean, as ``rouge_score.scoring.BootstrapAggregator``
@@ -175,14 +178,19 @@ def rouge_tokenize(text: str, tokenize: str = "rouge-score", *,
     Parameters
     ----------
     text : str
-    tokenize : {'rouge-score', 'unicode'}
+    tokenize : {'rouge-score', 'unicode', 'words'}
         ``'rouge-score'`` is Google's tokenizer: lower-case, then keep runs of
         ``a-z0-9``; every other character, including every non-ASCII letter,
         separates tokens (so accented words break apart and Chinese vanishes).
         ``'unicode'``: NFKC-normalize, lower-case, keep runs of letters, digits and
         combining marks; each Han/Hiragana/Katakana character is a token.
+        ``'words'``: runs of word characters (``\\w+``: letters, digits, underscore),
+        lower-cased; with stemming, every token gets the Snowball English stem. This is
+        the ROUGE the MoverScore authors ran on TAC (NLTK's ``RegexpTokenizer(r"\\w+")``
+        and ``SnowballStemmer("english")``).
     use_stemmer : bool, default False
-        Porter-stem tokens longer than 3 characters (rouge-score's rule).
+        Stem: Porter on tokens longer than 3 characters (rouge-score's rule) for
+        ``'rouge-score'`` and ``'unicode'``; Snowball on every token for ``'words'``.
 
     Returns
     -------
@@ -196,6 +204,8 @@ def rouge_tokenize(text: str, tokenize: str = "rouge-score", *,
     (['der', 'b', 'r', 'l', 'uft'], [])
     >>> rouge_tokenize("Der Bär läuft", "unicode"), rouge_tokenize("东京很大", "unicode")
     (['der', 'bär', 'läuft'], ['东', '京', '很', '大'])
+    >>> rouge_tokenize("The U.S. generously gave_out $5", "words", use_stemmer=True)
+    ['the', 'u', 's', 'generous', 'gave_out', '5']
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -218,6 +228,10 @@ def _tokenize_function(tokenizer, use_stemmer: bool) -> Callable[[str], list[str
         return lambda text: [t for t in (porter_stem(w) if len(w) > 3 else w
                                          for w in _ASCII_WORD.findall(text.lower()))
                              if _ASCII_WORD.fullmatch(t)]
+    if tokenizer == "words":
+        if not use_stemmer:
+            return lambda text: _WORD.findall(text.lower())
+        return lambda text: [snowball_stem(w) for w in _WORD.findall(text)]
     word = _unicode_word()
 
     def unicode_tokens(text: str) -> list[str]:
@@ -325,33 +339,37 @@ def _lcs_positions(m: int, masks: dict[int, int], can: Sequence[int]) -> list[in
 
 # --- scores of one pair -----------------------------------------------------------------------
 
+# Each scorer returns its sufficient statistics, (matches, hypothesis units, reference
+# units): P = matches / hypothesis units, R = matches / reference units. Keeping the counts
+# lets several references be pooled (multi_ref='pool') as well as compared one by one.
+
 def _fmeasure(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
-def _score_ngrams(hyp: _Text, ref: _Text, n: int) -> tuple[float, float, float]:
+def _prf(matches: float, hyp_total: float, ref_total: float) -> tuple[float, float, float]:
+    precision = matches / max(hyp_total, 1)
+    recall = matches / max(ref_total, 1)
+    return precision, recall, _fmeasure(precision, recall)
+
+
+def _score_ngrams(hyp: _Text, ref: _Text, n: int) -> tuple[int, int, int]:
     target, prediction = ref.ngrams(n), hyp.ngrams(n)
     overlap = sum(min(count, prediction[g]) for g, count in target.items() if g in prediction)
-    precision = overlap / max(sum(prediction.values()), 1)
-    recall = overlap / max(sum(target.values()), 1)
-    return precision, recall, _fmeasure(precision, recall)
+    return overlap, sum(prediction.values()), sum(target.values())
 
 
-def _score_lcs(hyp: _Text, ref: _Text) -> tuple[float, float, float]:
+def _score_lcs(hyp: _Text, ref: _Text) -> tuple[int, int, int]:
     if not hyp.ids or not ref.ids:
-        return 0.0, 0.0, 0.0
-    lcs = _lcs_length(ref.masks(), len(ref.ids), hyp.ids)
-    precision, recall = lcs / len(hyp.ids), lcs / len(ref.ids)
-    return precision, recall, _fmeasure(precision, recall)
+        return 0, len(hyp.ids), len(ref.ids)
+    return _lcs_length(ref.masks(), len(ref.ids), hyp.ids), len(hyp.ids), len(ref.ids)
 
 
-def _score_lsum(hyp: _Text, ref: _Text) -> tuple[float, float, float]:
-    if not hyp.sentences or not ref.sentences:
-        return 0.0, 0.0, 0.0
+def _score_lsum(hyp: _Text, ref: _Text) -> tuple[int, int, int]:
     m = sum(map(len, ref.sentences))
     n = sum(map(len, hyp.sentences))
     if not m or not n:
-        return 0.0, 0.0, 0.0
+        return 0, n, m
     left_hyp, left_ref = dict(hyp.counts()), dict(ref.counts())
     hits = 0
     for tokens, masks, vocabulary, cache in ref.sentence_masks():
@@ -369,8 +387,7 @@ def _score_lsum(hyp: _Text, ref: _Text) -> tuple[float, float, float]:
                 hits += 1
                 left_hyp[t] -= 1
                 left_ref[t] -= 1
-    recall, precision = hits / m, hits / n
-    return precision, recall, _fmeasure(precision, recall)
+    return hits, n, m
 
 
 def _scorer(rouge_type: str):
@@ -453,10 +470,13 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
         Each reference needs at least one token. See ``multi_ref`` for several.
     types : sequence of str, default ('rouge1', 'rouge2', 'rougeL', 'rougeLsum')
         ``'rouge<n>'`` for any ``n >= 1``, ``'rougeL'``, ``'rougeLsum'``.
-    multi_ref : {'best', 'mean'}, default 'best'
+    multi_ref : {'best', 'mean', 'pool'}, default 'best'
         With several references: ``'best'`` keeps, type by type, the reference with the
         highest F1 (``rouge_score.RougeScorer.score_multi``); ``'mean'`` averages
-        precision, recall and F1 over the references (ROUGE-1.5.5's default, ``-f A``).
+        precision, recall and F1 over the references (ROUGE-1.5.5's default, ``-f A``);
+        ``'pool'`` sums the matches, hypothesis units and reference units over the
+        references before dividing, so a long reference weighs more (the ROUGE the
+        MoverScore authors ran on TAC).
     use_stemmer : bool, default False
         Porter-stem tokens longer than 3 characters, as ``RougeScorer(use_stemmer=True)``
         (ROUGE-1.5.5's ``-m``). Applies to the two built-in tokenizers.
@@ -551,7 +571,11 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
                                  "empty_reference='zero' scores it 0, as rouge-score does")
             ref_texts.append(ref)
         for k, (_, scorer) in enumerate(scorers):
-            candidates = [scorer(hyp, ref) for ref in ref_texts]
+            counts = [scorer(hyp, ref) for ref in ref_texts]
+            if multi_ref == "pool":
+                table[k, i] = _prf(*np.sum(counts, axis=0)) if counts else (0.0, 0.0, 0.0)
+                continue
+            candidates = [_prf(*c) for c in counts]
             if multi_ref == "mean":
                 table[k, i] = np.mean(candidates, axis=0)
                 continue

@@ -1,0 +1,166 @@
+"""The committed full-scale results, for chapters and users: find, read, check against the code.
+
+Chapters show the rows ``make reproduce`` committed under ``book/results`` and recompute a
+slice of them live (:func:`check_slice`). The folder is found in ``$MARKEVAL_RESULTS``, else
+as ``results`` or ``book/results`` in the working folder or one of its parents (the book
+executes in ``book/``); elsewhere (Colab) the files are downloaded from the repository into
+``<cache root>/results`` unless ``MARKEVAL_OFFLINE`` is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from markeval.cache import atomic_write, cache_root
+from markeval.reproduce.run import compute_units, read_rows
+from markeval.reproduce.stages import get_stage
+
+__all__ = ["RESULTS_URL", "check_slice", "load_comparison", "load_provenance", "load_rows",
+           "results_dir", "shown_profile"]
+
+#: Where the committed results are published (the repository's ``book/results``).
+RESULTS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/book/results/"
+
+
+def _local(start: Path) -> Path | None:
+    for folder in [start, *start.parents]:
+        for candidate in (folder / "book" / "results", folder / "results"):
+            if (candidate / "paper_comparison.csv").exists():
+                return candidate
+    return None
+
+
+def results_dir(*, base_url: str | None = None) -> Path:
+    """The folder holding the committed results (see the module notes for the search order).
+
+    Parameters
+    ----------
+    base_url : str, optional
+        Download from here instead of :data:`RESULTS_URL` (``file://`` URLs work).
+    """
+    env = os.environ.get("MARKEVAL_RESULTS")
+    if env:
+        return Path(env).expanduser()
+    found = _local(Path.cwd())
+    if found is not None:
+        return found
+    target = cache_root() / "results"
+    if not (target / "paper_comparison.csv").exists():
+        if os.environ.get("MARKEVAL_OFFLINE") and base_url is None:
+            raise FileNotFoundError(
+                f"no committed results in {Path.cwd()} or its parents, and MARKEVAL_OFFLINE is "
+                "set: set MARKEVAL_RESULTS to the repository's book/results folder")
+        _download(base_url or RESULTS_URL, target)
+    return target
+
+
+def _fetch(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return response.read()
+
+
+def _download(base_url: str, target: Path) -> None:
+    base_url = base_url.rstrip("/") + "/"
+    provenance = _fetch(base_url + "provenance.json")
+    names = sorted(json.loads(provenance))
+    for name in [f"{stage}.csv" for stage in names] + ["provenance.json"]:
+        data = provenance if name == "provenance.json" else _fetch(base_url + name)
+        atomic_write(target / name, lambda fh, data=data: fh.write(data))
+    # written last: its presence marks a complete download
+    data = _fetch(base_url + "paper_comparison.csv")
+    atomic_write(target / "paper_comparison.csv", lambda fh: fh.write(data))
+
+
+def load_rows(stage: str, profile: str = "full") -> pd.DataFrame:
+    """The committed rows of ``stage`` in ``profile``; raises if that profile was never run."""
+    rows = read_rows(results_dir(), get_stage(stage).name)
+    rows = rows[rows["profile"] == profile].reset_index(drop=True)
+    if rows.empty:
+        raise LookupError(f"no committed {profile!r} rows for stage {stage!r}: "
+                          f"run `python -m markeval.reproduce --stage {stage} --profile {profile}`")
+    return rows
+
+
+def shown_profile(*stages: str) -> str:
+    """``'full'`` when every one of ``stages`` has committed full rows, else ``'ci'``.
+
+    Chapters show the full run and fall back, saying so, to the small one while a stage's full
+    run is not committed yet (a long run is committed when it has finished, never in part).
+    """
+    folder = results_dir()
+    complete = all("full" in set(read_rows(folder, get_stage(s).name)["profile"]) for s in stages)
+    return "full" if complete else "ci"
+
+
+def load_comparison(paper: str | None = None, table: str | None = None,
+                    profile: str = "full") -> pd.DataFrame:
+    """``paper_comparison.csv``, optionally one paper's table, in one profile."""
+    frame = pd.read_csv(results_dir() / "paper_comparison.csv", keep_default_na=False,
+                        na_values=[""])
+    keep = frame["profile"] == profile
+    if paper is not None:
+        keep &= frame["paper"] == paper
+    if table is not None:
+        keep &= frame["table"] == table
+    return frame[keep].reset_index(drop=True)
+
+
+def load_provenance(stage: str, profile: str = "full") -> dict:
+    """Settings, commit, command, machine and times of the committed run of ``stage``."""
+    provenance = json.loads((results_dir() / "provenance.json").read_text())
+    try:
+        return provenance[stage][profile]
+    except KeyError:
+        raise LookupError(f"no provenance for stage {stage!r} in profile {profile!r}") from None
+
+
+def check_slice(stage: str, profile: str = "ci", units=None, *,
+                progress: bool = False) -> pd.DataFrame:
+    """Recompute some units of ``stage`` now and set them beside the committed rows.
+
+    Parameters
+    ----------
+    stage : str
+    profile : {'ci', 'full'}, default 'ci'
+    units : sequence of str, optional
+        Default: the stage's ``check_units`` for that profile.
+
+    Returns
+    -------
+    DataFrame
+        One row per recomputed number: ``unit``, the row's identifying columns, ``column``,
+        ``committed``, ``recomputed`` and ``equal`` (within the stage's ``tolerance``,
+        absolute). Raises if a committed row is missing or an extra one appears.
+    """
+    definition = get_stage(stage)
+    settings = definition.settings_for(profile)
+    units = list(definition.check_units(settings) if units is None else units)
+    if not units:
+        raise ValueError(f"stage {stage!r} names no units to check in profile {profile!r}")
+    fresh, _, _ = compute_units(definition, profile, units, progress=progress)
+    committed = load_rows(stage, profile)
+    committed = committed[committed["unit"].isin(units)].reset_index(drop=True)
+    if len(committed) != len(fresh) or list(committed.columns) != list(fresh.columns):
+        raise AssertionError(
+            f"stage {stage!r}, units {units}: {len(fresh)} recomputed rows with columns "
+            f"{list(fresh.columns)}, {len(committed)} committed with {list(committed.columns)}")
+    # floats are the results; every other column (labels, integer sizes) identifies a row
+    numbers = [c for c in fresh.columns if pd.api.types.is_float_dtype(fresh[c])]
+    keys = [c for c in fresh.columns if c not in numbers]
+    out = []
+    for column in numbers:
+        a = committed[column].to_numpy(float)
+        b = fresh[column].to_numpy(float)
+        equal = np.isclose(a, b, rtol=0, atol=definition.tolerance, equal_nan=True)
+        out.append(fresh[keys].assign(column=column, committed=a, recomputed=b, equal=equal))
+    for column in keys:
+        if not (committed[column].astype(str) == fresh[column].astype(str)).all():
+            raise AssertionError(f"stage {stage!r}: column {column!r} differs from the "
+                                 "committed rows (rows in another order or other labels)")
+    return pd.concat(out, ignore_index=True).drop(columns="profile")

@@ -1,0 +1,197 @@
+"""Run stages, keep their units, and write the committed results with their provenance.
+
+Writes into the results folder (``book/results`` in the repository):
+
+* ``<stage>.csv`` — every unit's rows, with ``profile`` and ``unit`` columns; rerunning one
+  profile replaces that profile's rows only;
+* ``paper_comparison.csv`` — every number the book sets beside a paper's
+  (:data:`~markeval.reproduce.stage.COMPARISON_COLUMNS`), rebuilt from all result files;
+* ``provenance.json`` — per stage and profile: settings; the commit, command, machine and
+  date of the last run that computed a unit (a rerun that reused every unit keeps them); the
+  wall time of the last run; and the compute time of all its units (the cold time, even when
+  the units were computed by several interrupted runs);
+* ``timings.csv`` — one line per stage per run: the per-stage time log.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from markeval.reproduce.stage import COMPARISON_COLUMNS, Stage
+from markeval.reproduce.stages import all_stages
+from markeval.cache import atomic_write
+from markeval.reproduce.store import FLOAT_FORMAT, UnitStore
+
+__all__ = ["RESULT_FLOAT_FORMAT", "StageRun", "compute_units", "read_rows", "run_stage",
+           "write_comparison"]
+
+#: Committed result files keep 12 significant digits: exact enough to compare, short to diff.
+RESULT_FLOAT_FORMAT = "%.12g"
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """What one run of one stage did."""
+
+    stage: str
+    profile: str
+    computed: int
+    reused: int
+    wall_s: float
+    compute_s: float
+
+
+def compute_units(stage: Stage, profile: str, units=None, *, store: UnitStore | None = None,
+                  progress: bool = True) -> tuple[pd.DataFrame, list[float], int]:
+    """Rows of ``units`` (default: all) with ``unit`` and ``profile`` columns.
+
+    With a ``store``, finished units are read from it and new ones written to it. Every
+    unit's rows pass through the same CSV round trip, cached or not, so a resumed run gives
+    the same table as an uninterrupted one. Returns the rows, each unit's seconds and the
+    number of units computed now.
+    """
+    from tqdm import tqdm  # not tqdm.auto: it warns on stderr in a notebook without ipywidgets
+
+    settings = stage.settings_for(profile)
+    units = list(stage.units(settings) if units is None else units)
+    store = store or _MemoryStore()
+    frames, seconds, computed = [], [], 0
+    for unit in tqdm(units, desc=f"{stage.name} ({profile})", unit="unit", disable=not progress):
+        got = store.get(unit)
+        if got is None:
+            start = time.perf_counter()
+            rows = stage.compute(unit, settings)
+            store.put(unit, rows, seconds=time.perf_counter() - start)
+            got = store.get(unit)
+            computed += 1
+        rows, took = got
+        frames.append(rows.assign(profile=profile, unit=unit))
+        seconds.append(took)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    front = ["profile", "unit"]
+    return table[front + [c for c in table.columns if c not in front]], seconds, computed
+
+
+class _MemoryStore:
+    """A store that keeps nothing between calls but round-trips rows like the disk store."""
+
+    def __init__(self):
+        self._units: dict[str, tuple[str, float]] = {}
+
+    def get(self, unit):
+        if unit not in self._units:
+            return None
+        text, seconds = self._units[unit]
+        return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""]), seconds
+
+    def put(self, unit, rows, *, seconds):
+        self._units[unit] = rows.to_csv(index=False, float_format=FLOAT_FORMAT), seconds
+
+
+def _commit() -> str:
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--",
+                                "markeval"], capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+uncommitted changes in markeval/" if dirty else "")
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}"
+
+
+def _write_csv(table: pd.DataFrame, path: Path) -> None:
+    text = table.to_csv(index=False, float_format=RESULT_FLOAT_FORMAT)
+    atomic_write(path, lambda fh: fh.write(text.encode()))
+
+
+def read_rows(out: Path, stage: str) -> pd.DataFrame:
+    """The committed rows of one stage (every profile), or an empty table."""
+    path = Path(out) / f"{stage}.csv"
+    if not path.exists():
+        return pd.DataFrame(columns=["profile", "unit"])
+    return pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"unit": str})
+
+
+def run_stage(stage: Stage, profile: str, out: Path, *, fresh: bool = False,
+              progress: bool = True, cache_root: Path | None = None) -> StageRun:
+    """Compute (or resume) one stage in one profile and write its rows into ``out``."""
+    out = Path(out)
+    settings = stage.settings_for(profile)
+    store = UnitStore(stage, profile, settings, root=cache_root)
+    if fresh:
+        store.clear()
+    start = time.perf_counter()
+    rows, seconds, computed = compute_units(stage, profile, store=store, progress=progress)
+    wall = time.perf_counter() - start
+    old = read_rows(out, stage.name)
+    merged = pd.concat([old[old["profile"] != profile], rows], ignore_index=True)
+    _write_csv(merged, out / f"{stage.name}.csv")
+    run = StageRun(stage.name, profile, computed, len(seconds) - computed, wall, sum(seconds))
+    _record(run, settings, out)
+    return run
+
+
+def _record(run: StageRun, settings: dict, out: Path) -> None:
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    common = {"commit": _commit(), "machine": _machine(),
+              "command": " ".join(shlex.quote(a) for a in ["python", "-m", "markeval.reproduce",
+                                                           *sys.argv[1:]]),
+              "finished": now}
+    path = out / "provenance.json"
+    provenance = json.loads(path.read_text()) if path.exists() else {}
+    previous = provenance.get(run.stage, {}).get(run.profile)
+    if run.computed == 0 and previous and previous["settings"] == settings:
+        # nothing recomputed: the numbers are still those of the run that computed them
+        common = {key: previous[key] for key in common}
+    provenance.setdefault(run.stage, {})[run.profile] = {
+        "settings": settings, "units": run.computed + run.reused,
+        "units_computed_in_last_run": run.computed, "last_run_wall_s": round(run.wall_s, 1),
+        "cold_compute_s": round(run.compute_s, 1), **common}
+    path.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
+    log = out / "timings.csv"
+    line = pd.DataFrame([{"finished": now, "stage": run.stage, "profile": run.profile,
+                          "computed": run.computed, "reused": run.reused,
+                          "wall_s": round(run.wall_s, 1), "cold_compute_s": round(run.compute_s, 1),
+                          "commit": common["commit"], "machine": common["machine"]}])
+    line.to_csv(log, mode="a", header=not log.exists(), index=False)
+
+
+def write_comparison(out: Path) -> pd.DataFrame:
+    """Rebuild ``paper_comparison.csv`` from every stage's committed rows."""
+    out = Path(out)
+    parts = []
+    for stage in all_stages().values():
+        rows = read_rows(out, stage.name)
+        for profile in sorted(set(rows["profile"])):
+            table = stage.compare(rows[rows["profile"] == profile].reset_index(drop=True),
+                                  stage.settings_for(profile))
+            parts.append(table.assign(profile=profile))
+    table = (pd.concat(parts, ignore_index=True) if parts
+             else pd.DataFrame(columns=COMPARISON_COLUMNS))[list(COMPARISON_COLUMNS)]
+    _write_csv(table, out / "paper_comparison.csv")
+    return table

@@ -1,0 +1,108 @@
+"""What a reproduction stage is: settings per profile, units of work, rows, paper comparisons.
+
+A stage reproduces one experiment (one or more paper tables). Its work is split into *units* —
+a TAC topic, a WMT17 language pair, one step of a sweep — so that an interrupted run resumes
+where it stopped (:mod:`markeval.reproduce.store`) and a test can recompute one unit and find
+it equal to the committed rows. Every unit returns tidy rows (a :class:`pandas.DataFrame`);
+everything a chapter shows is derived from the rows of all units by the stage's functions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from markeval._checks import check_choice
+from markeval.paper_values import paper_value
+from markeval.profile import PROFILES
+
+__all__ = ["COMPARISON_COLUMNS", "Stage", "comparison_row", "settings_key"]
+
+#: The columns of ``paper_comparison.csv``, in order (``profile`` is added by the runner).
+COMPARISON_COLUMNS = ("paper", "table", "row", "column", "paper_value", "our_value", "profile",
+                      "setting")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One experiment of the reproduction.
+
+    Attributes
+    ----------
+    name : str
+        The result file's stem: the rows go to ``book/results/<name>.csv``.
+    title : str
+        What it reproduces, for the progress bar and the provenance file.
+    settings : callable
+        ``settings(profile) -> dict`` of JSON values: sizes, K, layers, encoder. Everything a
+        unit's numbers depend on besides the code; the unit cache is keyed by it.
+    units : callable
+        ``units(settings) -> sequence of str``: the unit keys, in a stable order.
+    compute : callable
+        ``compute(unit, settings) -> DataFrame``: the unit's tidy rows. Pure given the
+        settings (seeded), so recomputing a unit gives the committed rows again.
+    compare : callable
+        ``compare(rows, settings) -> DataFrame`` with the columns of
+        :data:`COMPARISON_COLUMNS` but ``profile``: one row per number the book sets beside a
+        paper's (see :func:`comparison_row`). ``rows`` are every unit's rows of one profile.
+    check_units : callable
+        ``check_units(settings) -> sequence of str``: the units the consistency test
+        recomputes in that profile; cheap ones (seconds), chosen to cover every code path.
+    tolerance : float
+        Largest absolute difference allowed between a recomputed result and the committed
+        one. 1e-9 (the precision of the result files) for arithmetic on counts such as
+        ROUGE; an encoder's float32 vectors differ in the last bits between CPUs and BLAS
+        builds, and a k-NN metric turns a neighbour swapped by such a difference into a step
+        of 1/n, so stages that encode set a tolerance that covers one such step, saying why.
+    """
+
+    name: str
+    title: str
+    settings: Callable[[str], dict]
+    units: Callable[[dict], Sequence[str]]
+    compute: Callable[[str, dict], pd.DataFrame]
+    compare: Callable[[pd.DataFrame, dict], pd.DataFrame]
+    check_units: Callable[[dict], Sequence[str]] = field(default=lambda settings: ())
+    tolerance: float = 1e-9
+
+    def settings_for(self, profile: str) -> dict:
+        """The settings of ``profile`` (``'ci'`` or ``'full'``), checked to be JSON values."""
+        settings = self.settings(check_choice(profile, "profile", PROFILES))
+        json.dumps(settings)  # a unit cache key must be plain data
+        return settings
+
+
+def settings_key(stage: Stage, settings: dict) -> str:
+    """A short stable hash of a stage's name and settings: the folder of its cached units.
+
+    Examples
+    --------
+    >>> s = Stage("demo", "demo", lambda p: {"n": 3}, lambda s: ["a"], None, None)
+    >>> settings_key(s, {"n": 3}) == settings_key(s, {"n": 3}) != settings_key(s, {"n": 4})
+    True
+    """
+    text = json.dumps({"stage": stage.name, "settings": settings}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def comparison_row(paper: str, table: str, row: str, column: str, our_value: float,
+                   setting: str) -> dict:
+    """One line of ``paper_comparison.csv``: our number beside the paper's printed one.
+
+    The paper's value is read from :mod:`markeval.paper_values`, so a misspelt table, row or
+    column raises there, naming the known ones.
+
+    Examples
+    --------
+    >>> r = comparison_row("MoverScore", "Table 2", "ROUGE-2", "TAC-2009 / Pyramid / r", 0.8,
+    ...                    "recall, pooled references")
+    >>> r["paper_value"], r["our_value"]
+    (0.803, 0.8)
+    """
+    return {"paper": paper, "table": table, "row": row, "column": column,
+            "paper_value": paper_value(paper, table, row, column),
+            "our_value": float(our_value), "setting": setting}

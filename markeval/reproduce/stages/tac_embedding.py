@@ -1,0 +1,235 @@
+"""MoverScore Table 2 (BERTScore, MoverScore rows) and Mark-Evaluate Table 3 on TAC 2008/2009.
+
+The protocol of the MoverScore authors' TAC script (``examples/run_summarization.py`` in
+AIPHES/emnlp19-moverscore), applied to every metric of both tables:
+
+* every judged summary of a topic with more than one sentence enters, the human ones included
+  (:func:`~markeval.experiments.summarization.moverscore_items`), each scored against each of
+  the four references (a human summary meets itself among them) and the four scores averaged;
+  a set metric compares the summary's word samples with the four references' pooled samples;
+* MoverScore: the ``"v1"`` preset (power means over the last five layers), idf from all the
+  year's judged summaries (summary side) and references (reference side), the authors' stop
+  words (:func:`~markeval.experiments.summarization.moverscore_idf`,
+  :data:`~markeval.experiments.summarization.MOVERSCORE_STOP_WORDS`);
+* Pearson's r, Spearman's rho and Kendall's tau per topic, averaged over topics.
+
+The encoder is all-MiniLM-L6-v2, not the papers' BERT-base fine-tuned on MNLI. ROUGE-1 and
+ROUGE-2 (recall, pooled references, as in the ``tac_rouge`` stage) are scored on the same
+summaries, for a row that no encoder touches. A unit is one topic of one year; its rows are
+that topic's correlations.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+
+from markeval.reproduce.stage import Stage, comparison_row
+
+#: Human score -> its label in both papers' tables.
+HUMAN = {"responsiveness": "Responsiveness", "pyr_score": "Pyramid"}
+#: Correlation -> MoverScore Table 2's sub-column, Mark-Evaluate Table 3's row suffix.
+MS_METHODS = {"pearson": "r", "spearman": "rho"}
+ME_METHODS = {"pearson": "r", "spearman": "p", "kendall": "k"}
+#: Our metric -> the row of MoverScore Table 2.
+MS_ROWS = {"BERTScore F": "BERTScore-F1", "MoverScore WMD-1": "Wmd-1 + BERT + MNLI + PMeans",
+           "MoverScore WMD-2": "Wmd-2 + BERT + MNLI + PMeans",
+           "MoverScore SMD": "SMD + BERT + MNLI + PMeans"}
+#: Our metric (family) -> the column of Mark-Evaluate Table 3 (TAC 2009 only).
+ME_COLUMNS = {"BERTScore F": "BERTScore", "MoverScore WMD-1": "MoverScore",
+              "PRD precision": "PRD", "IPR precision": "IMPAR", "ME Petersen": "ME_Petersen",
+              "ME Schnabel quality": "ME_Schnabel", "ME CAPTURE": "ME_CAPTURE"}
+#: The K fixed in advance for each k-NN family (the papers' defaults).
+DEFAULT_K = {"IPR precision": 3, "ME Petersen": 1, "ME Schnabel quality": 1, "ME CAPTURE": 1}
+METHODS = ("pearson", "spearman", "kendall")
+ENCODER = "all-MiniLM-L6-v2"
+
+
+def _settings(profile: str) -> dict:
+    return {"years": [2008, 2009], "topics_per_year": 1 if profile == "ci" else None,
+            "min_sentences": 2, "encoder": ENCODER, "layers": [-5, -4, -3, -2, -1],
+            "ks": [1, 2, 3, 5], "prd_clusters": 20, "prd_runs": 2, "seed": 0,
+            "stop_words": "moverscore"}
+
+
+def _check(settings: dict) -> None:
+    if settings["stop_words"] not in ("moverscore", "none"):
+        raise ValueError(f"stop_words must be 'moverscore' or 'none', got {settings['stop_words']!r}")
+    if settings["encoder"] != ENCODER:
+        raise ValueError(f"encoder must be {ENCODER!r} (the offline model), "
+                         f"got {settings['encoder']!r}")
+    bad = [y for y in settings["years"] if y not in (2008, 2009)]
+    if bad:
+        raise ValueError(f"TAC years are 2008 and 2009, got {bad[0]!r}")
+
+
+def _units(settings: dict) -> list[str]:
+    from markeval.datasets import load_tac
+
+    _check(settings)
+    n = settings["topics_per_year"]
+    return [f"{year}/{topic.topic_id}" for year in settings["years"]
+            for topic in load_tac(year)[:n]]
+
+
+@functools.lru_cache(maxsize=2)
+def _year_idf(year: int):
+    from markeval.datasets import load_tac
+    from markeval.experiments.summarization import moverscore_idf
+
+    return moverscore_idf(load_tac(year), _encoder(fresh=False))
+
+
+def _encoder(*, fresh: bool = True):
+    from markeval.encoders import memoize
+
+    # A fresh memory per unit: a unit's texts are encoded in the same batches whether it
+    # runs alone (the consistency check) or after other units.
+    return memoize(layers=range(-5, 0)) if fresh else _shared_encoder()
+
+
+@functools.lru_cache(maxsize=1)
+def _shared_encoder():
+    from markeval.encoders import resolve_encoder
+
+    return resolve_encoder(None)
+
+
+def topic_scores(unit: str, settings: dict):
+    """The topic's summary items, every metric's per-summary scores, and the too-short count."""
+    from markeval.datasets import load_tac
+    from markeval.experiments.summarization import (MOVERSCORE_STOP_WORDS, embedding_scores,
+                                                    moverscore_items)
+    from markeval.lexical.rouge import rouge
+
+    _check(settings)
+    year, topic_id = unit.split("/")
+    topic = next(t for t in load_tac(int(year)) if t.topic_id == topic_id)
+    items = moverscore_items([topic], min_sentences=settings["min_sentences"])
+    stops = MOVERSCORE_STOP_WORDS if settings["stop_words"] == "moverscore" else ()
+    scores, n_short = embedding_scores(
+        items, _encoder(), _year_idf(int(year)), ks=settings["ks"], stop_words=stops,
+        prd_clusters=settings["prd_clusters"], prd_runs=settings["prd_runs"],
+        seed=settings["seed"], n_jobs=None)
+    lexical = rouge([i.text for i in items], [list(i.references) for i in items],
+                    ["rouge1", "rouge2"], multi_ref="pool", tokenize="words", use_stemmer=True,
+                    empty_reference="zero")
+    scores = {"ROUGE-1": np.array(lexical["rouge1"].recalls),
+              "ROUGE-2": np.array(lexical["rouge2"].recalls), **scores}
+    return items, scores, n_short
+
+
+def _compute(unit: str, settings: dict) -> pd.DataFrame:
+    from markeval.stats import correlation
+
+    items, scores, n_short = topic_scores(unit, settings)
+    rows = []
+    for metric, values in scores.items():
+        for human in HUMAN:
+            truth = [getattr(i, human) for i in items]
+            for method in METHODS:
+                try:
+                    value = correlation(values, truth, method, n_resamples=0).value
+                except ValueError:  # constant scores in this topic: undefined, left out
+                    value = float("nan")
+                rows.append({"year": int(unit.split("/")[0]), "metric": metric, "human": human,
+                             "method": method, "n_summaries": len(items),
+                             "n_too_short": n_short, "value": value})
+    return pd.DataFrame(rows)
+
+
+def topic_means(rows: pd.DataFrame, *, n_resamples: int = 0, seed: int = 0) -> pd.DataFrame:
+    """Mean over topics of the per-topic correlations (undefined topics left out).
+
+    With ``n_resamples``, also a 95 % percentile bootstrap interval over topics
+    (``ci_low``, ``ci_high``; NaN with fewer than two topics).
+    """
+    keys = ["year", "metric", "human", "method"]
+    out = []
+    for key, group in rows.groupby(keys, sort=False):
+        values = group["value"].to_numpy(float)
+        values = values[np.isfinite(values)]
+        row = dict(zip(keys, key), value=values.mean() if values.size else np.nan,
+                   n_topics=int(values.size),
+                   undefined=", ".join(group.loc[~np.isfinite(group["value"]), "unit"]
+                                       .str.split("/").str[1]) if "unit" in group else "")
+        if n_resamples:
+            lo = hi = np.nan
+            if values.size >= 2:
+                rng = np.random.default_rng(seed)
+                means = values[rng.integers(0, values.size, (n_resamples, values.size))].mean(1)
+                lo, hi = np.quantile(means, [0.025, 0.975])
+            row.update(ci_low=lo, ci_high=hi)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def best_k(means: pd.DataFrame, year: int, family: str, human: str, method: str,
+           ks) -> int:
+    """The K of ``family`` with the highest mean correlation (ties: the smaller K)."""
+    values = {}
+    for k in ks:
+        v = means[(means.year == year) & (means.metric == f"{family} (K={k})")
+                  & (means.human == human) & (means.method == method)]["value"].iloc[0]
+        if np.isfinite(v):
+            values[k] = v
+    return max(values, key=lambda k: (values[k], -k))
+
+
+def _setting(settings: dict, k: str = "") -> str:
+    topics = settings["topics_per_year"] or "all"
+    return (f"{ENCODER} last 5 layers; >1-sentence summaries incl. human, 4 refs"
+            f"{k}; {topics} topics/year; topic mean")
+
+
+def _value(means, year, metric, human, method) -> float:
+    return means[(means.year == year) & (means.metric == metric) & (means.human == human)
+                 & (means.method == method)]["value"].iloc[0]
+
+
+def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    means = topic_means(rows)
+    out = []
+    for metric, row in MS_ROWS.items():
+        for year in sorted(set(means.year)):
+            for human, label in HUMAN.items():
+                for method, stat in MS_METHODS.items():
+                    out.append(comparison_row(
+                        "MoverScore", "Table 2", row, f"TAC-{year} / {label} / {stat}",
+                        _value(means, year, metric, human, method), _setting(settings)))
+    if 2009 in set(means.year):
+        from markeval.paper_values import paper_table
+
+        table3 = paper_table("Mark-Evaluate", "Table 3")
+        for metric, column in ME_COLUMNS.items():
+            for human, label in HUMAN.items():
+                for method, stat in ME_METHODS.items():
+                    row = f"{label} ({stat})"
+                    if not np.isfinite(table3.loc[row, column]):
+                        continue  # Table 3 prints "-" (BERTScore's Kendall cells)
+                    if metric not in DEFAULT_K:
+                        variants = [(metric, "")]
+                    else:
+                        k0 = DEFAULT_K[metric]
+                        kb = best_k(means, 2009, metric, human, method, settings["ks"])
+                        variants = [(f"{metric} (K={k0})", f"; K={k0} (default)"),
+                                    (f"{metric} (K={kb})", f"; K={kb} (best of "
+                                     f"{','.join(map(str, settings['ks']))})")]
+                    for name, note in variants:
+                        out.append(comparison_row(
+                            "Mark-Evaluate", "Table 3", row, column,
+                            _value(means, 2009, name, human, method), _setting(settings, note)))
+    return pd.DataFrame(out)
+
+
+def _check_units(settings: dict) -> list[str]:
+    return ["2009/D0901"] if settings["topics_per_year"] else []
+
+
+STAGES = (Stage(
+    name="tac_embedding",
+    title="MoverScore Table 2 (BERTScore, MoverScore) and Mark-Evaluate Table 3 (TAC 2008, 2009)",
+    settings=_settings, units=_units, compute=_compute, compare=_compare,
+    check_units=_check_units),)

@@ -1,0 +1,101 @@
+"""MoverScore Table 2, ROUGE rows: ROUGE-1 and ROUGE-2 against TAC's human scores.
+
+The protocol of the MoverScore authors' TAC evaluation (``examples/run_summarization.py`` and
+the ROUGE of their ``webservice`` in AIPHES/emnlp19-moverscore), which Table 2's ROUGE rows
+need to within a few thousandths:
+
+* every judged summary of a topic enters, the human ones included, each scored against all
+  four references (a human summary meets itself among them);
+* ROUGE-N *recall* with the four references pooled (matches and reference n-grams summed over
+  the references), on ``\\w+`` tokens with Snowball stemming;
+* Pearson's r and Spearman's rho per topic, averaged over topics.
+
+A unit is one topic of one year; its rows are that topic's correlations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from markeval.lexical.rouge import rouge
+from markeval.reproduce.stage import Stage, comparison_row
+
+#: Our ROUGE type -> the row of MoverScore Table 2.
+ROWS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2"}
+#: Human score -> its column label in MoverScore Table 2; correlation -> its sub-column.
+HUMAN = {"responsiveness": "Responsiveness", "pyr_score": "Pyramid"}
+METHODS = {"pearson": "r", "spearman": "rho", "kendall": None}
+SETTING = "recall; 4 refs pooled; \\w+ tokens, Snowball; all judged summaries; topic mean"
+
+
+def _settings(profile: str) -> dict:
+    return {"years": [2008, 2009], "topics_per_year": 3 if profile == "ci" else None,
+            "types": list(ROWS), "multi_ref": "pool", "tokenize": "words", "use_stemmer": True,
+            "human_references": "all"}
+
+
+def _units(settings: dict) -> list[str]:
+    from markeval.datasets import load_tac
+
+    n = settings["topics_per_year"]
+    return [f"{year}/{topic.topic_id}" for year in settings["years"]
+            for topic in load_tac(year)[:n]]
+
+
+def topic_scores(unit: str, settings: dict):
+    """The topic's summary items and each ROUGE type's per-summary recall."""
+    from markeval.datasets import load_tac
+    from markeval.experiments.summarization import summary_items
+
+    year, topic_id = unit.split("/")
+    topic = next(t for t in load_tac(int(year)) if t.topic_id == topic_id)
+    items = summary_items([topic], include_human=True,
+                          human_references=settings["human_references"])
+    result = rouge([i.text for i in items], [list(i.references) for i in items],
+                   settings["types"], multi_ref=settings["multi_ref"],
+                   tokenize=settings["tokenize"], use_stemmer=settings["use_stemmer"],
+                   empty_reference="zero")
+    return items, {t: np.array(result[t].recalls) for t in settings["types"]}
+
+
+def _compute(unit: str, settings: dict) -> pd.DataFrame:
+    from markeval.stats import correlation
+
+    items, scores = topic_scores(unit, settings)
+    rows = []
+    for rouge_type, values in scores.items():
+        for human in HUMAN:
+            truth = [getattr(i, human) for i in items]
+            for method in METHODS:
+                try:
+                    value = correlation(values, truth, method, n_resamples=0).value
+                except ValueError:  # constant scores in this topic: undefined, left out
+                    value = float("nan")
+                rows.append({"year": int(unit.split("/")[0]), "metric": ROWS[rouge_type],
+                             "human": human, "method": method, "n_summaries": len(items),
+                             "value": value})
+    return pd.DataFrame(rows)
+
+
+def topic_means(rows: pd.DataFrame) -> pd.DataFrame:
+    """Mean over topics of the per-topic correlations (undefined topics left out)."""
+    return (rows.groupby(["year", "metric", "human", "method"], sort=False)["value"]
+            .agg(value="mean", n_topics="count").reset_index())
+
+
+def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    out = []
+    for r in topic_means(rows).itertuples():
+        if METHODS[r.method] is None:
+            continue
+        column = f"TAC-{r.year} / {HUMAN[r.human]} / {METHODS[r.method]}"
+        out.append(comparison_row("MoverScore", "Table 2", r.metric, column, r.value, SETTING))
+    return pd.DataFrame(out)
+
+
+STAGES = (Stage(
+    name="tac_rouge", title="MoverScore Table 2, ROUGE-1/2 rows (TAC 2008, 2009)",
+    settings=_settings, units=_units, compute=_compute, compare=_compare,
+    check_units=lambda settings: ["2008/D0801", "2009/D0901"] if settings["topics_per_year"]
+    else ["2008/D0848", "2009/D0944"]),)

@@ -1,0 +1,425 @@
+"""WMT17 DA: MoverScore Tables 1, 5, 6 (segment level) and Mark-Evaluate Tables 2, 5, 6 (system).
+
+Two stages, both on all-MiniLM-L6-v2 (the papers used BERT-base fine-tuned on MNLI):
+
+* ``wmt17_segment`` — every DA-judged segment of a pair (560 in ``full``) scored with
+  SentBLEU, BERTScore P/R/F (= MoverScore's HMD), Word Mover's Distance on the same last-layer
+  vectors (unigrams and bigrams: MoverScore Table 5's soft alignment), the published v1 recipe
+  (WMD-1, WMD-2, SMD: power means over the last five layers; MoverScore Table 1) and WMD-1 on
+  each single MiniLM layer (the analogue of MoverScore Table 6). A unit is a language pair; its
+  rows are the per-segment scores, so the chapter computes correlations, intervals and
+  Williams' tests from the committed rows. SentBLEU here is markeval's default sentence BLEU,
+  a yardstick beside the embedding metrics; MoverScore Table 7's SentBLEU row is reproduced
+  by the stage ``wmt17_lexical``, which runs the WMT17 baseline as the metrics task did.
+* ``wmt17_system`` — every system of the five pairs of Mark-Evaluate Table 2. Unit
+  ``sentence/<pair>``: for each system of the pair, BLEU, BERTScore F and MoverScore (v1,
+  unigrams) over all its sentences, and the set metrics (-FID, PRD, IPR, Mark-Evaluate at each
+  K) on pooled sentence vectors of all its sentences (Mark-Evaluate Table 5). Unit
+  ``word/<pair>/<size>/<draw>``: the same metrics for every system on one random subset of
+  ``size`` sentences (the same subset for every system of the pair; ``draw`` seeds it), the
+  set metrics on word-level samples (every word piece at each of the last five layers;
+  Mark-Evaluate Tables 2 and 6); the sizes and draws form the sample-size study.
+
+  Shared work is done once per unit: the references are encoded once, and their samples and
+  k-NN balls (at the largest K, the smaller K read as prefixes) are reused for every system
+  (:func:`set_metrics`). Measured on the 2-core machine under load (CPU seconds, one unit
+  alone): ``sentence/cs-en`` (4 systems x 3005 sentences) 248 s (422 s wall);
+  ``word/cs-en/25/0`` 20 s, ``word/de-en/50/0`` (11 systems) 133 s, ``word/cs-en/100/0``
+  about 90 s. So about 4, 12 and 22 CPU s per system at 25, 50 and 100 sentences: one draw
+  of every system costs about 4, 10 and 18 CPU minutes. The encoder reads about 60 texts per
+  CPU second, so the sentence level (every sentence of the 50 systems and the references,
+  about 150,000 texts) costs about 40 CPU minutes, nearly all of it in the encoder (which
+  uses both cores); PRD's k-means (about half) and the k-NN searches dominate the word level.
+  ``FULL_WORD_DRAWS`` is sized to that.
+
+Every unit builds its own memoized encoder: the vectors of a text depend (in the last bits) on
+the batch it was encoded in, so a unit computed alone must encode exactly the batches it
+encoded inside a full run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from markeval.reproduce.stage import Stage, comparison_row
+
+__all__ = ["DEFAULT_K", "IPR_K", "KS", "SEGMENT_PAIRS", "SYSTEM_PAIRS", "best_k",
+           "segment_correlations", "segment_long", "segment_scores", "set_metrics",
+           "system_correlations", "system_long", "system_scores"]
+
+SYSTEM_PAIRS = ["cs-en", "de-en", "ru-en", "tr-en", "zh-en"]  # the pairs of ME Table 2
+SEGMENT_PAIRS = ["cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en"]  # MoverScore T1
+KS = (1, 3, 10)  # the K grid for Mark-Evaluate
+#: Full profile, word level: sentences per system -> random subsets (draws) of that size.
+#: Sized to the budget (module docstring): about 21 CPU minutes beside the sentence level's
+#: 40 (which runs on both cores: ~45 min wall in all); a draw at 100 sentences would add about
+#: 18 CPU minutes, one at 200 about 50. Table 2 and 6 use the largest size, draw 0.
+FULL_WORD_DRAWS = {25: 3, 50: 1}
+DEFAULT_K = 1  # fixed before seeing these data (the Mark-Evaluate chapter: only K = 1 separates)
+IPR_K = 3  # the k of the IPR paper
+ENCODER = "all-MiniLM-L6-v2"
+#: Hidden states MoverScore reads per layer in the Table 6 analogue (MiniLM has 6 layers).
+SINGLE_LAYERS = (1, 2, 3, 4, 5, 6)
+#: Same vectors as BERTScore: the last layer, every piece kept, unit length (MoverScore T5).
+SAME_VECTORS = dict(preset=None, layers=[-1], remove_subwords=False, remove_punctuation=False)
+
+
+def _encoder(layers, settings: dict, capacity: int | None = None):
+    """A fresh memoized encoder for one unit (disk-cached in the ci profile)."""
+    from markeval.datasets import cache_dir
+    from markeval.encoders import memoize
+
+    folder = cache_dir() / "embeddings" if settings["disk_cache"] else None
+    return memoize(layers=layers, cache_dir=folder, capacity=capacity)
+
+
+# --------------------------------------------------------------------------------------------
+# segment level
+
+
+def segment_scores(hyps: list[str], refs: list[str], encoder) -> dict[str, list[float]]:
+    """Every segment-level metric of the stage on one pair's judged segments."""
+    from markeval import bertscore, moverscore, sentence_bleu
+
+    b = bertscore(hyps, refs, model=encoder, progress=False)
+    out = {"SentBLEU": [sentence_bleu(h, [r]).score for h, r in zip(hyps, refs)],
+           "HMD-P (BERTScore P)": b.sentence_precision,
+           "HMD-R (BERTScore R)": b.sentence_recall, "HMD-F (BERTScore F)": b.sentence_f1}
+    for n in (1, 2):
+        out[f"WMD-{n} same vectors"] = moverscore(hyps, refs, model=encoder, progress=False,
+                                                  n_gram=n, **SAME_VECTORS).sentence_scores
+    for name, options in {"WMD-1": dict(n_gram=1), "WMD-2": dict(n_gram=2),
+                          "SMD": dict(level="sentence")}.items():
+        out[f"{name} (v1)"] = moverscore(hyps, refs, model=encoder, preset="v1", progress=False,
+                                         **options).sentence_scores
+    for layer in SINGLE_LAYERS:
+        out[f"WMD-1 layer {layer}"] = moverscore(hyps, refs, model=encoder, preset="v1",
+                                                 n_gram=1, layers=[layer],
+                                                 progress=False).sentence_scores
+    return out
+
+
+def _segment_settings(profile: str) -> dict:
+    return {"pairs": SEGMENT_PAIRS, "segments": 60 if profile == "ci" else None,
+            "encoder": ENCODER, "detokenize": True, "disk_cache": profile == "ci"}
+
+
+def _segment_compute(unit: str, settings: dict) -> pd.DataFrame:
+    from markeval.experiments.translation import segment_level_scores, sentence_subset
+
+    encoder = _encoder(range(0, 7), settings)
+    table = segment_level_scores(
+        unit, {"m": lambda h, r: segment_scores(h, r, encoder)},
+        subset=sentence_subset(560, settings["segments"]), detokenize=settings["detokenize"])
+    table["metric"] = table.metric.str.replace("m ", "", n=1)
+    wide = table.pivot_table(index=["sid", "system", "human"], columns="metric",
+                             values="score", sort=False).reset_index()
+    wide.columns.name = None
+    wide.insert(0, "pair", unit)
+    return wide.astype({"sid": int})
+
+
+def segment_long(rows: pd.DataFrame) -> pd.DataFrame:
+    """The stage's wide rows as the long table of ``segment_level_scores``."""
+    keys = ["pair", "sid", "system", "human"]
+    metrics = [c for c in rows.columns if c not in keys + ["profile", "unit"]]
+    long = rows.melt(id_vars=keys, value_vars=metrics, var_name="metric", value_name="score")
+    return long[["pair", "sid", "system", "metric", "score", "human"]]
+
+
+def segment_correlations(rows: pd.DataFrame, n_resamples: int = 0, seed: int = 0
+                         ) -> pd.DataFrame:
+    """|Pearson r| of each metric with segment DA per pair (with bootstrap intervals)."""
+    from markeval.experiments.translation import correlations_by_pair
+
+    return correlations_by_pair(segment_long(rows), absolute=True, n_resamples=n_resamples,
+                                seed=seed)
+
+
+#: Our segment metric -> (table, row) of MoverScore beside it.
+SEGMENT_ROWS = {
+    "HMD-F (BERTScore F)": [("Table 1", "BERTScore-F1"), ("Table 5", "Hmd-F1 + BERT")],
+    "HMD-R (BERTScore R)": [("Table 5", "Hmd-Recall + BERT")],
+    "HMD-P (BERTScore P)": [("Table 5", "Hmd-Prec + BERT")],
+    "WMD-1 same vectors": [("Table 5", "Wmd-unigram + BERT")],
+    "WMD-2 same vectors": [("Table 5", "Wmd-bigram + BERT")],
+    "WMD-1 (v1)": [("Table 1", "Wmd-1 + BERT + MNLI + PMeans"),
+                   ("Table 6", "Wmd-1 + BERT + PMeans")],
+    "WMD-2 (v1)": [("Table 1", "Wmd-2 + BERT + MNLI + PMeans")],
+    "SMD (v1)": [("Table 1", "Smd + BERT + MNLI + PMeans")],
+    # BERT's last five layers (8-12) beside MiniLM's last five (2-6)
+    **{f"WMD-1 layer {layer}": [("Table 6", f"Wmd-1 + BERT + Layer {layer + 6}")]
+       for layer in SINGLE_LAYERS[1:]},
+}
+
+
+def _segment_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    from markeval.paper_values import paper_table
+
+    corr = segment_correlations(rows)
+    r = corr.set_index(["metric", "pair"]).value
+    n = int(corr.n.max())
+    out = []
+    for metric, places in SEGMENT_ROWS.items():
+        for table, row in places:
+            columns = list(paper_table("MoverScore", table).columns)
+            detail = ("same last-layer vectors" if "same" in metric or "HMD" in metric
+                      else "v1 recipe" if "v1" in metric else "single layer, v1 recipe")
+            setting = f"{ENCODER}; {detail}; {n} segments per pair; |Pearson r|"
+            for column in columns:
+                if column == "Average":
+                    value = float(np.mean([r[(metric, p)] for p in SEGMENT_PAIRS]))
+                else:
+                    value = r[(metric, column)]
+                out.append(comparison_row("MoverScore", table, row, column, value, setting))
+    return pd.DataFrame(out)
+
+
+# --------------------------------------------------------------------------------------------
+# system level
+
+
+#: WordSetMetrics' names -> this stage's (IPR only at the IPR paper's k; the others dropped).
+_SET_NAMES = {"PRD precision": "PRD precision", f"IPR precision (K={IPR_K})": "IPR precision",
+              **{f"ME {e} (K={k})": f"ME {f} K={k}" for k in KS
+                 for e, f in (("Schnabel quality", "Schnabel Q"), ("Petersen", "Petersen"),
+                              ("CAPTURE", "CAPTURE"))}}
+
+
+def set_metrics(embed, settings: dict):
+    """The stage's PRD, IPR and Mark-Evaluate scorer on the samples ``embed(texts)`` gives.
+
+    A :class:`markeval.experiments.summarization.WordSetMetrics`: it keeps the reference
+    samples and their k-NN balls (at the largest K; the smaller K are their first neighbours)
+    while every system of a unit is scored against the same references, and draws the balls of
+    a system's samples once for all K. IPR precision at ``k`` is the share of the system's
+    samples inside some reference ball of radius the ``k``-th neighbour, exactly
+    :func:`markeval.improved_precision_recall`; Mark-Evaluate is exactly
+    :func:`markeval.mark_evaluate` ``(reference, system, K)``.
+    """
+    from markeval.experiments.summarization import WordSetMetrics
+
+    ks = sorted(set(settings["ks"]) | {settings["ipr_k"]})
+    return WordSetMetrics(embed, ks=ks, prd_clusters=settings["prd_clusters"],
+                          prd_runs=settings["prd_runs"], seed=0)
+
+
+def system_scores(hyps: list[str], refs: list[str], encoder, level: str,
+                  sets) -> dict[str, float]:
+    """One system's scores: BLEU, BERTScore F, MoverScore and set metrics at ``level``.
+
+    ``level`` is ``'sentence'`` (one pooled vector per sentence) or ``'word'`` (each word
+    piece at each of the last five layers is a sample); ``sets`` is :func:`set_metrics` on
+    that level's samples. Set metrics are oriented so that larger is closer to the
+    references: -FID.
+    """
+    from markeval import bertscore, bleu, fid, moverscore
+
+    out = {"BLEU": bleu(hyps, refs).score,
+           "BERTScore F": bertscore(hyps, refs, model=encoder, progress=False).f1,
+           "MoverScore WMD-1": moverscore(hyps, refs, model=encoder, preset="v1",
+                                          progress=False).score}
+    ref, cand = sets.embed(refs), sets.embed(hyps)  # read from the encoder's memory
+    out["-FID"] = -fid(ref, cand, allow_singular=min(len(ref), len(cand)) <= ref.shape[1]).value
+    scores = sets(hyps, refs)
+    out.update({ours: scores[theirs] for theirs, ours in _SET_NAMES.items()
+                if theirs in scores})
+    return out
+
+
+def _system_settings(profile: str) -> dict:
+    ci = profile == "ci"
+    # ci: two pairs (13 systems), a few sentences, near a minute in all. full: the five pairs
+    # of ME Table 2, every sentence at sentence level; at word level the sizes and draws that
+    # keep the whole stage near 40 minutes on two CPU cores (see the module docstring).
+    return {"pairs": ["cs-en", "ru-en"] if ci else SYSTEM_PAIRS, "encoder": ENCODER,
+            "detokenize": True, "sentences": 24 if ci else None,
+            "word_sizes": [3, 6] if ci else list(FULL_WORD_DRAWS),
+            "word_draws": [2, 2] if ci else list(FULL_WORD_DRAWS.values()),
+            "ks": list(KS), "default_k": DEFAULT_K, "ipr_k": IPR_K,
+            "prd_clusters": 20, "prd_runs": 2, "disk_cache": ci}
+
+
+def _system_units(settings: dict) -> list[str]:
+    if len(settings["word_sizes"]) != len(settings["word_draws"]):
+        raise ValueError("word_sizes and word_draws must have the same length, got "
+                         f"{settings['word_sizes']} and {settings['word_draws']}")
+    units = [f"sentence/{pair}" for pair in settings["pairs"]]
+    for size, draws in zip(settings["word_sizes"], settings["word_draws"]):
+        units += [f"word/{pair}/{size}/{draw}" for pair in settings["pairs"]
+                  for draw in range(draws)]
+    return units
+
+
+def _subset(pair: str, size, draw: int) -> np.ndarray:
+    from markeval.datasets import load_wmt17
+    from markeval.experiments.translation import sentence_subset
+
+    return sentence_subset(len(load_wmt17(pair).references), size, seed=draw)
+
+
+def _parse_unit(unit: str, settings: dict) -> tuple[str, str, int | None, int]:
+    """``sentence/<pair>`` or ``word/<pair>/<size>/<draw>`` -> (level, pair, size, draw)."""
+    level, pair, *rest = unit.split("/")
+    if level == "sentence" and not rest:
+        return level, pair, settings["sentences"], 0
+    if level == "word" and len(rest) == 2:
+        return level, pair, int(rest[0]), int(rest[1])
+    raise ValueError(f"unit must be 'sentence/<pair>' or 'word/<pair>/<size>/<draw>', "
+                     f"got {unit!r}")
+
+
+def _system_compute(unit: str, settings: dict) -> pd.DataFrame:
+    """Every system of a pair on the same sentences, against references encoded once."""
+    from functools import partial
+
+    from markeval.datasets import load_wmt17, wmt17_da_systems, wmt17_system_match
+    from markeval.encoders import sentence_embeddings
+    from markeval.population.mark_evaluate import word_samples
+
+    level, pair, size, draw = _parse_unit(unit, settings)
+    if pair not in settings["pairs"]:
+        raise KeyError(f"pair {pair!r} is not in this profile's pairs {settings['pairs']}")
+    data = load_wmt17(pair, detokenize=settings["detokenize"])
+    keep = _subset(pair, size, draw)
+    refs = [data.references[i] for i in keep]
+    humans = wmt17_da_systems(pair).set_index("system").score
+    mapping = wmt17_system_match(pair).mapping
+    # One encoder for the unit, remembering the references and one system's outputs at a
+    # time (a pair's every output at five layers would not fit in memory).
+    encoder = _encoder(range(-5, 0), settings, capacity=2 * len(keep) + 8)
+    embed = sentence_embeddings if level == "sentence" else word_samples
+    sets = set_metrics(partial(embed, model=encoder, progress=False), settings)
+    out = []
+    for system, human in humans.items():
+        outputs = data.systems[mapping[system]]
+        scores = system_scores([outputs[i] for i in keep], refs, encoder, level, sets)
+        out.append(pd.DataFrame({"pair": pair, "system": system, "level": level,
+                                 "size": len(keep), "draw": draw, "human": float(human),
+                                 "metric": list(scores),
+                                 "score": [float(v) for v in scores.values()]}))
+    return pd.concat(out, ignore_index=True)
+
+
+def system_long(rows: pd.DataFrame, level: str, size: int | None = None, draw: int = 0
+                ) -> pd.DataFrame:
+    """One granularity's scores as the long table of ``system_level_scores``.
+
+    ``level='sentence'``: the set metrics on sentence vectors, with BLEU, BERTScore and
+    MoverScore of all scored sentences. ``level='word'``: the word-level units of one
+    ``size`` (default the largest) and ``draw``.
+    """
+    part = rows[rows.level == level]
+    if level == "word":
+        size = int(part["size"].max()) if size is None else size
+        part = part[(part["size"] == size) & (part["draw"] == draw)]
+    return part[["pair", "system", "metric", "score", "human"]].reset_index(drop=True)
+
+
+def system_correlations(rows: pd.DataFrame, level: str, size: int | None = None,
+                        draw: int = 0, n_resamples: int = 0, seed: int = 0) -> pd.DataFrame:
+    """Pearson r with system DA per pair and metric (see :func:`system_long`)."""
+    from markeval.experiments.translation import correlations_by_pair
+
+    return correlations_by_pair(system_long(rows, level, size, draw), n_resamples=n_resamples,
+                                seed=seed)
+
+
+def sample_size_curve(rows: pd.DataFrame) -> pd.DataFrame:
+    """Word level: per size and draw, each metric's Pearson r averaged over the pairs."""
+    words = rows[rows.level == "word"]
+    out = []
+    for (size, draw), part in words.groupby(["size", "draw"]):
+        corr = system_correlations(part, "word", int(size), int(draw))
+        mean = corr.groupby("metric", sort=False).value.mean()
+        out.append(pd.DataFrame({"size": int(size), "draw": int(draw), "metric": mean.index,
+                                 "average r": mean.to_numpy()}))
+    return pd.concat(out, ignore_index=True)
+
+
+def best_k(corr: pd.DataFrame, estimator: str, ks=KS) -> int:
+    """The single K of the grid with the highest average r of one ME estimator (``level`` kept
+    out: ``corr`` is one granularity's correlations)."""
+    means = {k: corr[corr.metric == f"{estimator} K={k}"].value.mean() for k in ks}
+    return int(max(means, key=lambda k: (-np.inf if np.isnan(means[k]) else means[k])))
+
+
+#: Mark-Evaluate column -> our metric name (``{k}``: the K).
+ME_COLUMNS = {"BERTScore": "BERTScore F", "MoverScore": "MoverScore WMD-1",
+              "PRD": "PRD precision", "IMPAR": "IPR precision",
+              "ME_Schnabel": "ME Schnabel Q K={k}", "ME_Petersen": "ME Petersen K={k}",
+              "ME_CAPTURE": "ME CAPTURE K={k}"}
+#: Mark-Evaluate table -> the granularity of our set metrics beside it.
+ME_TABLES = {"Table 2": "word", "Table 6": "word", "Table 5": "sentence"}
+
+
+def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    from markeval.paper_values import paper_table
+
+    out = []
+    # BERTScore and MoverScore (Table 2): means over every scored sentence of the system
+    per_sentence = system_correlations(rows, "sentence").set_index(["metric", "pair"]).value
+    for table, level in ME_TABLES.items():
+        corr = system_correlations(rows, level)
+        r = corr.set_index(["metric", "pair"]).value
+        if level == "word":
+            size = int(rows[rows.level == "word"]["size"].max())
+            sizes = f"{size} sentences per system (draw 0), word pieces x last 5 layers"
+        else:
+            size = int(rows[rows.level == "sentence"]["size"].max())
+            sizes = f"{size} sentences per system, pooled sentence vectors"
+        for column in paper_table("Mark-Evaluate", table).columns:
+            template = ME_COLUMNS[column]
+            if "{k}" in template:
+                estimator = template.replace(" K={k}", "")
+                best = best_k(corr, estimator, settings["ks"])
+                choices = [(settings["default_k"], f"default K={settings['default_k']}"),
+                           (best, f"best single K={best} of {settings['ks']}")]
+            else:
+                choices = [(None, f"IPR k={settings['ipr_k']}" if column == "IMPAR" else "")]
+            for k, k_label in choices:
+                metric = template.format(k=k)
+                setting = "; ".join(s for s in (ENCODER, sizes, k_label) if s)
+                values = {p: r[(metric, p)] for p in settings["pairs"]}
+                if column in ("BERTScore", "MoverScore"):
+                    n = int(rows[rows.level == "sentence"]["size"].max())
+                    setting = f"{ENCODER}; mean over {n} sentences per system"
+                    values = {p: per_sentence[(metric, p)] for p in settings["pairs"]}
+                for pair, value in values.items():
+                    out.append(comparison_row("Mark-Evaluate", table, f"{pair} (r)", column,
+                                              value, setting))
+                finite = [v for v in values.values() if np.isfinite(v)]
+                average = float(np.mean(finite)) if finite else float("nan")
+                out.append(comparison_row("Mark-Evaluate", table, "Average (r)", column,
+                                          average, setting))
+    return pd.DataFrame(out)
+
+
+def _system_check_units(settings: dict) -> list[str]:
+    if settings["sentences"] is None:
+        return []  # a full unit takes minutes
+    return ["sentence/cs-en", f"word/cs-en/{settings['word_sizes'][0]}/0"]
+
+
+STAGES = (
+    Stage(name="wmt17_segment",
+          title="MoverScore Tables 1, 5, 6 (WMT17 segment-level DA)",
+          settings=_segment_settings, units=lambda settings: list(settings["pairs"]),
+          compute=_segment_compute, compare=_segment_compare,
+          check_units=lambda settings: ["lv-en"] if settings["segments"] else [],
+          # No k-NN here: every score is a continuous function of the float32 vectors, which
+          # differ between CPUs and BLAS builds by about 1e-6; 1e-4 leaves a margin of 100.
+          tolerance=1e-4),
+    Stage(name="wmt17_system",
+          title="Mark-Evaluate Tables 2, 5, 6 and the word-level sample-size study (WMT17)",
+          settings=_system_settings, units=_system_units, compute=_system_compute,
+          compare=_system_compare, check_units=_system_check_units,
+          # Besides the ~1e-6 of the float32 vectors (BLEU aside, every score moves by about
+          # that), a k-NN or k-means score steps by 1/n when another CPU's last bits swap two
+          # neighbours. The ci word unit checked has >= 200 samples per set, so one swap moves
+          # a score by <= 1/200. (Among the 24 sentence vectors of the ci sentence unit a swap
+          # would move it by 1/24, but it needs two distances within ~1e-6 of each other, far
+          # below their gaps there.)
+          tolerance=5e-3),
+)

@@ -1,0 +1,74 @@
+"""Finished units on disk, so that an interrupted reproduction never recomputes them.
+
+Each unit's rows are one CSV file under
+``<cache root>/reproduce/<profile>/<stage>-<settings hash>/<unit>.csv``, written atomically
+(:func:`markeval.cache.atomic_write`) with the seconds the unit took in a comment line. A
+killed run leaves only whole files; the next run reads them and computes the rest. Changed
+settings hash to a new folder. Changed *code* does not: rerun the stage with ``--fresh``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from markeval.cache import atomic_write, cache_root
+from markeval.reproduce.stage import Stage, settings_key
+
+__all__ = ["FLOAT_FORMAT", "UnitStore"]
+
+#: Floats are written with 17 significant digits: a read-back unit equals the computed one.
+FLOAT_FORMAT = "%.17g"
+_SECONDS = re.compile(r"# seconds: ([0-9.eE+-]+)")
+
+
+class UnitStore:
+    """The cached units of one stage in one profile.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> s = Stage("demo", "demo", lambda p: {}, lambda s: ["a"], None, None)
+    >>> store = UnitStore(s, "ci", {}, root=Path(tempfile.mkdtemp()))
+    >>> store.get("a") is None
+    True
+    >>> store.put("a", pd.DataFrame({"x": [0.1]}), seconds=2.5)
+    >>> rows, seconds = store.get("a")
+    >>> float(rows["x"].iloc[0]), seconds
+    (0.1, 2.5)
+    """
+
+    def __init__(self, stage: Stage, profile: str, settings: dict, *, root: Path | None = None):
+        root = cache_root() / "reproduce" if root is None else Path(root)
+        self.folder = root / profile / f"{stage.name}-{settings_key(stage, settings)}"
+
+    def _path(self, unit: str) -> Path:
+        safe = re.sub(r"[^A-Za-z0-9._=-]+", "_", unit)
+        return self.folder / f"{safe}.csv"
+
+    def get(self, unit: str) -> tuple[pd.DataFrame, float] | None:
+        """The unit's rows and the seconds it took, or None when it has not finished."""
+        path = self._path(unit)
+        if not path.exists():
+            return None
+        text = path.read_text()
+        found = _SECONDS.match(text)
+        if not found:  # not written by put(): recompute rather than trust it
+            path.unlink()
+            return None
+        body = text[found.end():].lstrip("\n")
+        rows = pd.read_csv(io.StringIO(body), keep_default_na=False, na_values=[""])
+        return rows, float(found.group(1))
+
+    def put(self, unit: str, rows: pd.DataFrame, *, seconds: float) -> None:
+        """Keep a finished unit's rows."""
+        text = f"# seconds: {seconds!r}\n" + rows.to_csv(index=False, float_format=FLOAT_FORMAT)
+        atomic_write(self._path(unit), lambda fh: fh.write(text.encode()))
+
+    def clear(self) -> None:
+        """Forget every unit of this stage and profile (``--fresh``)."""
+        for path in self.folder.glob("*.csv"):
+            path.unlink()

@@ -1,0 +1,211 @@
+"""The reproduction command: resuming, profiles, provenance, and the committed results' consistency.
+
+The toy stage below counts its computations, so resuming is checked by what was *not*
+recomputed. The last tests read the committed ``book/results`` and recompute each stage's
+check units: a result file that no longer follows from the code fails here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from markeval.reproduce import results, run
+from markeval.reproduce.cli import main
+from markeval.reproduce.stage import COMPARISON_COLUMNS, Stage
+from markeval.reproduce.stages import all_stages, get_stage
+
+RESULTS = Path(__file__).resolve().parents[1] / "book" / "results"
+calls: list[str] = []
+interrupt_at: list[str] = []  # units at which the toy stage is "interrupted"
+
+
+def _compute(unit, settings):
+    calls.append(unit)
+    if unit in interrupt_at:
+        raise KeyboardInterrupt  # the user pressed Ctrl-C in the middle of the stage
+    x = float(ord(unit)) / settings["scale"]
+    return pd.DataFrame({"metric": ["m", "n"], "size": [1, 2], "value": [x / 3, x / 7]})
+
+
+def _toy():
+    return Stage(
+        name="toy", title="toy stage",
+        settings=lambda p: {"scale": 10 if p == "ci" else 100},
+        units=lambda s: ["a", "b", "c", "d"], compute=_compute,
+        compare=lambda rows, s: pd.DataFrame([{
+            "paper": "MoverScore", "table": "Table 2", "row": "ROUGE-2",
+            "column": "TAC-2009 / Pyramid / r", "paper_value": 0.803,
+            "our_value": rows["value"].mean(), "setting": f"scale {s['scale']}"}]),
+        check_units=lambda s: ["b"])
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    calls.clear()
+    interrupt_at.clear()
+    monkeypatch.setattr(run, "all_stages", lambda: {"toy": _toy()})
+    monkeypatch.setattr(results, "get_stage", lambda name: _toy())
+    monkeypatch.setenv("MARKEVAL_RESULTS", str(tmp_path / "out"))
+    return tmp_path
+
+
+def test_an_interrupted_stage_resumes_and_gives_the_uninterrupted_rows(toy):
+    out, cache = toy / "out", toy / "cache"
+    interrupt_at.append("c")
+    with pytest.raises(KeyboardInterrupt):
+        run.run_stage(_toy(), "ci", out, cache_root=cache, progress=False)
+    assert calls == ["a", "b", "c"] and not (out / "toy.csv").exists()
+    calls.clear()
+    interrupt_at.clear()
+    resumed = run.run_stage(_toy(), "ci", out, cache_root=cache, progress=False)
+    assert calls == ["c", "d"] and (resumed.computed, resumed.reused) == (2, 2)
+    once = run.run_stage(_toy(), "ci", toy / "once", cache_root=toy / "cache2", progress=False)
+    assert once.computed == 4
+    pd.testing.assert_frame_equal(run.read_rows(out, "toy"), run.read_rows(toy / "once", "toy"))
+
+
+def test_fresh_recomputes_and_settings_key_the_cache(toy):
+    out, cache = toy / "out", toy / "cache"
+    run.run_stage(_toy(), "ci", out, cache_root=cache, progress=False)
+    calls.clear()
+    run.run_stage(_toy(), "full", out, cache_root=cache, progress=False)  # other settings
+    assert calls == ["a", "b", "c", "d"]
+    calls.clear()
+    assert run.run_stage(_toy(), "ci", out, cache_root=cache, fresh=True, progress=False).computed == 4
+
+
+def test_profiles_are_kept_apart_and_the_comparison_is_rebuilt(toy):
+    out, cache = toy / "out", toy / "cache"
+    run.run_stage(_toy(), "ci", out, cache_root=cache, progress=False)
+    assert results.shown_profile("toy") == "ci"  # no full run yet: chapters show the ci rows
+    run.run_stage(_toy(), "full", out, cache_root=cache, progress=False)
+    assert results.shown_profile("toy") == "full"
+    run.run_stage(_toy(), "ci", out, cache_root=cache, progress=False)
+    rows = run.read_rows(out, "toy")
+    assert rows.groupby("profile").size().to_dict() == {"ci": 8, "full": 8}
+    assert list(rows.columns) == ["profile", "unit", "metric", "size", "value"]
+    table = run.write_comparison(out)
+    assert list(table.columns) == list(COMPARISON_COLUMNS)
+    assert sorted(table["profile"]) == ["ci", "full"]
+    assert pd.read_csv(out / "paper_comparison.csv")["setting"].tolist() == ["scale 10", "scale 100"]
+    provenance = json.loads((out / "provenance.json").read_text())
+    for profile in ("ci", "full"):
+        entry = provenance["toy"][profile]
+        assert entry["units"] == 4 and entry["machine"] and entry["commit"]
+        assert entry["settings"]["scale"] in (10, 100)
+    computed_at = provenance["toy"]["ci"]["finished"]
+    run.run_stage(_toy(), "ci", out, cache_root=cache, progress=False)  # reuses every unit
+    again = json.loads((out / "provenance.json").read_text())["toy"]["ci"]
+    assert again["finished"] == computed_at and again["units_computed_in_last_run"] == 0
+    log = pd.read_csv(out / "timings.csv")
+    assert log["stage"].tolist() == ["toy"] * 4 and log["reused"].tolist() == [0, 0, 4, 4]
+
+
+def test_check_slice_recomputes_and_catches_drift(toy):
+    out = toy / "out"
+    run.run_stage(_toy(), "ci", out, cache_root=toy / "cache", progress=False)
+    run.write_comparison(out)
+    check = results.check_slice("toy", "ci")
+    assert check["equal"].all() and set(check["unit"]) == {"b"} and len(check) == 2
+    rows = run.read_rows(out, "toy")
+    rows.loc[(rows["unit"] == "b") & (rows["metric"] == "n"), "value"] += 1e-6
+    rows.to_csv(out / "toy.csv", index=False)
+    assert results.check_slice("toy", "ci")["equal"].tolist() == [True, False]
+    rows[rows["unit"] != "b"].to_csv(out / "toy.csv", index=False)
+    with pytest.raises(AssertionError, match="2 recomputed rows .* 0 committed"):
+        results.check_slice("toy", "ci")
+    with pytest.raises(LookupError, match="no committed 'full' rows for stage 'toy'"):
+        results.load_rows("toy", "full")
+
+
+def test_results_download_from_a_url(toy, monkeypatch):
+    run.run_stage(_toy(), "ci", toy / "published", cache_root=toy / "cache", progress=False)
+    run.write_comparison(toy / "published")
+    monkeypatch.delenv("MARKEVAL_RESULTS")
+    monkeypatch.setenv("MARKEVAL_CACHE", str(toy / "markeval-cache"))
+    monkeypatch.setenv("MARKEVAL_OFFLINE", "1")
+    monkeypatch.chdir(toy)
+    with pytest.raises(FileNotFoundError, match="MARKEVAL_OFFLINE is set"):
+        results.results_dir()
+    found = results.results_dir(base_url=(toy / "published").as_uri())
+    assert found == toy / "markeval-cache" / "results"
+    assert sorted(p.name for p in found.iterdir()) == ["paper_comparison.csv",
+                                                       "provenance.json", "toy.csv"]
+    assert results.results_dir() == found  # now cached: no URL needed
+    pd.testing.assert_frame_equal(results.load_comparison(profile="ci"),
+                                  pd.read_csv(toy / "published" / "paper_comparison.csv"))
+
+
+def test_bad_arguments(capsys):
+    with pytest.raises(ValueError, match="stage must be one of .*'tac_rouge'.*got 'nope'"):
+        get_stage("nope")
+    with pytest.raises(ValueError, match="profile must be one of 'ci', 'full', got 'big'"):
+        get_stage("tac_rouge").settings_for("big")
+    with pytest.raises(SystemExit):
+        main(["--stage", "nope"])
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
+    main(["--list"])
+    assert "tac_rouge" in capsys.readouterr().out
+
+
+# --- the committed results ------------------------------------------------------------------
+
+STAGES = sorted(all_stages())
+
+
+@pytest.mark.parametrize("name", STAGES)
+def test_committed_results_cover_every_unit(name):
+    """Every stage has its ci rows; a profile that was run has every unit (no partial tables)."""
+    stage = get_stage(name)
+    rows = run.read_rows(RESULTS, name)
+    assert "ci" in set(rows["profile"]), f"{name}: no committed rows; run `make reproduce`"
+    for profile in sorted(set(rows["profile"])):
+        done = set(rows.loc[rows["profile"] == profile, "unit"])
+        assert done == set(stage.units(stage.settings_for(profile))), (
+            f"{name} ({profile}): rerun `make reproduce`")
+
+
+@pytest.mark.parametrize("name", STAGES)
+@pytest.mark.parametrize("profile", ["ci", "full"])
+def test_committed_results_follow_from_the_code(name, profile):
+    """The consistency test: recompute the stage's check units, equal to the committed rows."""
+    stage = get_stage(name)
+    if profile not in set(run.read_rows(RESULTS, name)["profile"]):
+        pytest.skip(f"{name} has no committed {profile} rows yet")
+    if not stage.check_units(stage.settings_for(profile)):
+        pytest.skip(f"{name} names no {profile} unit cheap enough to recompute here")
+    check = results.check_slice(name, profile)
+    assert check["equal"].all(), check[~check["equal"]].to_string()
+
+
+def test_committed_comparison_follows_from_the_committed_rows(tmp_path):
+    for path in RESULTS.glob("*.csv"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    run.write_comparison(tmp_path)
+    rebuilt = pd.read_csv(tmp_path / "paper_comparison.csv")
+    committed = pd.read_csv(RESULTS / "paper_comparison.csv")
+    pd.testing.assert_frame_equal(rebuilt, committed, rtol=1e-9)
+
+
+def test_sentbleu_and_chrf_rows_match_moverscore_table_7():
+    """No encoder either: run as the WMT17 metrics task ran them, they must match the paper."""
+    table = pd.read_csv(RESULTS / "paper_comparison.csv")
+    rows = table[(table["profile"] == "full") & (table["table"] == "Table 7")
+                 & table["row"].isin(["SentBLEU", "chrF++"])]
+    assert len(rows) == 16  # 7 pairs and the average, two rows
+    gap = (rows["our_value"] - rows["paper_value"]).abs()
+    assert gap.max() <= 0.01, rows[gap > 0.01].to_string()
+
+
+def test_rouge_rows_match_moverscore_table_2():
+    """The protocol check: ROUGE does not depend on an encoder, so it must match the paper."""
+    table = pd.read_csv(RESULTS / "paper_comparison.csv")
+    rouge_rows = table[(table["profile"] == "full") & table["row"].isin(["ROUGE-1", "ROUGE-2"])
+                       & (table["table"] == "Table 2")]
+    assert len(rouge_rows) == 16
+    gap = (rouge_rows["our_value"] - rouge_rows["paper_value"]).abs()
+    assert gap.max() <= 0.01, rouge_rows[gap > 0.01].to_string()

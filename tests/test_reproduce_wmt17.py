@@ -1,0 +1,126 @@
+"""The WMT17 stages: unit properties and bad settings (consistency: test_reproduce.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from markeval.datasets import wmt17_da_systems
+from markeval.reproduce.stages import get_stage
+from markeval.reproduce.stages import wmt17
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def segment():
+    return get_stage("wmt17_segment")
+
+
+@pytest.fixture(scope="module")
+def system():
+    return get_stage("wmt17_system")
+
+
+def test_settings_and_units(segment, system):
+    ci, full = segment.settings_for("ci"), segment.settings_for("full")
+    assert segment.units(full) == wmt17.SEGMENT_PAIRS and full["segments"] is None
+    assert ci["segments"] < 560
+    s_ci, s_full = system.settings_for("ci"), system.settings_for("full")
+    assert s_full["sentences"] is None and max(s_full["word_sizes"]) > max(s_ci["word_sizes"])
+    units = system.units(s_ci)
+    n_pairs = len(s_ci["pairs"])
+    assert len(units) == len(set(units)) == n_pairs * (1 + sum(s_ci["word_draws"]))
+    # one unit per pair and subset: every system of the pair inside it
+    assert all(u.count("/") in (1, 3) for u in units)
+    assert system.check_units(s_full) == [] and segment.check_units(full) == []
+
+
+def test_bad_settings(segment, system):
+    with pytest.raises(ValueError, match="profile"):
+        segment.settings_for("huge")
+    settings = system.settings_for("ci")
+    with pytest.raises(ValueError, match="size"):
+        system.compute("word/cs-en/0/0", settings)
+    with pytest.raises(ValueError, match="unit"):
+        system.compute("sentence/cs-en/online-B.0", settings)
+    with pytest.raises(KeyError):
+        system.compute("sentence/xx-en", settings)
+    with pytest.raises(ValueError, match="same length"):
+        system.units(dict(settings, word_draws=[1]))
+
+
+def test_set_metrics_equal_the_library_functions(system):
+    from markeval import improved_precision_recall, mark_evaluate
+
+    rng = np.random.default_rng(0)
+    table = {f"r{i}": v for i, v in enumerate(rng.normal(size=(60, 8)))}
+    table.update({f"c{i}": v for i, v in enumerate(rng.normal(size=(50, 8)) + 0.3)})
+    refs, cands = [t for t in table if t[0] == "r"], [t for t in table if t[0] == "c"]
+    settings = system.settings_for("ci")
+    sets = wmt17.set_metrics(lambda texts: np.stack([table[t] for t in texts]), settings)
+    scores = sets(cands, refs)
+    ref, cand = sets.embed(refs), sets.embed(cands)
+    for k in settings["ks"]:  # balls at a smaller K are prefixes of those at the largest
+        me = mark_evaluate(ref, cand, k, progress=False)
+        assert scores[f"ME Petersen (K={k})"] == pytest.approx(me.petersen.score)
+        assert scores[f"ME CAPTURE (K={k})"] == pytest.approx(me.capture.score)
+        assert scores[f"ME Schnabel quality (K={k})"] == pytest.approx(me.schnabel_quality.score)
+    ipr = improved_precision_recall(ref, cand, k=settings["ipr_k"], progress=False)
+    assert scores[f"IPR precision (K={settings['ipr_k']})"] == pytest.approx(ipr.precision)
+    # the stage's names: every one present, IPR at the IPR paper's k only
+    assert set(wmt17._SET_NAMES) <= set(scores)
+
+
+def test_word_unit_scores_every_system(system):
+    settings = system.settings_for("ci")
+    rows = system.compute("word/cs-en/3/1", settings)
+    n_systems = len(wmt17_da_systems("cs-en"))
+    assert rows.system.nunique() == n_systems and (rows["size"] == 3).all()
+    assert (rows.draw == 1).all() and (rows.level == "word").all()
+    per_system = rows.groupby("system").metric.apply(frozenset)
+    assert per_system.nunique() == 1  # the same metrics for every system
+    assert {"-FID", "IPR precision", "PRD precision", "ME Petersen K=1"} <= per_system.iloc[0]
+    assert np.isfinite(rows.score).all()
+
+
+def test_segment_unit_and_compare(segment):
+    settings = dict(segment.settings_for("ci"), segments=12)
+    rows = segment.compute("fi-en", settings)
+    assert len(rows) == 12 and (rows.pair == "fi-en").all() and rows.sid.is_unique
+    metrics = [c for c in rows.columns if c not in ("pair", "sid", "system", "human")]
+    assert set(wmt17.SEGMENT_ROWS) <= set(metrics)
+    # HMD-F is the harmonic mean of P and R
+    p, r = rows["HMD-P (BERTScore P)"], rows["HMD-R (BERTScore R)"]
+    np.testing.assert_allclose(rows["HMD-F (BERTScore F)"], 2 * p * r / (p + r), rtol=1e-6)
+    long = wmt17.segment_long(rows)
+    assert len(long) == 12 * len(metrics)
+    corr = wmt17.segment_correlations(rows)
+    assert ((corr.value >= 0) & (corr.value <= 1)).all()
+
+
+def test_system_compare_has_default_and_best_k(system):
+    settings = system.settings_for("ci")
+    rows = []
+    rng = np.random.default_rng(1)
+    for pair in settings["pairs"]:
+        for s, human in enumerate(rng.normal(size=4)):
+            for level, size in [("sentence", 16), ("word", 3), ("word", 6)]:
+                metrics = ["BLEU", "BERTScore F", "MoverScore WMD-1", "-FID", "PRD precision",
+                           "IPR precision"] + [f"ME {e} K={k}" for e in
+                                               ("Schnabel Q", "Petersen", "CAPTURE")
+                                               for k in settings["ks"]]
+                rows.append(pd.DataFrame({"pair": pair, "system": f"s{s}", "level": level,
+                                          "size": size, "draw": 0, "human": human,
+                                          "metric": metrics,
+                                          "score": human + rng.normal(size=len(metrics))}))
+    rows = pd.concat(rows, ignore_index=True)
+    table = system.compare(rows, settings)
+    me = table[(table.table == "Table 2") & (table.column == "ME_Petersen")
+               & (table.row == "Average (r)")]
+    assert len(me) == 2 and me.setting.str.contains("default K").any()
+    assert me.setting.str.contains("best single K").any()
+    assert table.our_value.between(-1, 1).all()
+    curve = wmt17.sample_size_curve(rows)
+    assert sorted(curve["size"].unique()) == [3, 6]

@@ -230,7 +230,10 @@ STAGES = (
           settings=_ladder_settings, units=_ladder_units, compute=_ladder_compute,
           compare=_ladder_compare,
           check_units=lambda settings: ["round-000", "round-001"] if settings["n"] <= 100
-          else []),
+          else [],
+          # float32 vectors differ between CPUs in the last bits; a k-NN score then steps by
+          # 1/n when two neighbours swap: the ci rounds hold >= 80 sentences per set
+          tolerance=1.5e-2),
 )
 
 
@@ -415,12 +418,15 @@ STAGES = STAGES + (
           units=lambda settings: _sensitivity_units(settings, ("k_sweep", "mode_collapse")),
           compute=_sensitivity_compute, compare=_sensitivity_compare,
           check_units=lambda settings: (["k_sweep/K=01", "mode_collapse/seed=0/step=4"]
-                                        if settings["n_swap"] <= 200 else [])),
+                                        if settings["n_swap"] <= 200 else []),
+          # one neighbour swapped by another CPU's last bits moves a ci score by 1/200
+          tolerance=1e-2),
     Stage(name="word_swap",
           title="Mark-Evaluate Fig. 4 analogue: word swap (BBC)",
           settings=_sensitivity_settings,
           units=lambda settings: _sensitivity_units(settings, ("word_swap",)),
           compute=_sensitivity_compute, compare=_sensitivity_compare,
           check_units=lambda settings: (["word_swap/seed=1/p=0.5"]
-                                        if settings["n_swap"] <= 200 else [])),
+                                        if settings["n_swap"] <= 200 else []),
+          tolerance=1e-2),  # as for "sensitivity"
 )

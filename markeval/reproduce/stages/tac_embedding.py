@@ -232,4 +232,8 @@ STAGES = (Stage(
     name="tac_embedding",
     title="MoverScore Table 2 (BERTScore, MoverScore) and Mark-Evaluate Table 3 (TAC 2008, 2009)",
     settings=_settings, units=_units, compute=_compute, compare=_compare,
-    check_units=_check_units),)
+    check_units=_check_units,
+    # float32 vectors differ between CPUs in the last bits: a summary's k-NN score then steps
+    # by 1/n (n >= 200 word samples) when two neighbours swap, and a topic's correlation moves
+    # by less than that
+    tolerance=5e-3),)

@@ -122,22 +122,10 @@ def topic_scores(unit: str, settings: dict):
 
 
 def _compute(unit: str, settings: dict) -> pd.DataFrame:
-    from markeval.stats import correlation
+    from markeval.reproduce.stages.tac_rouge import topic_rows
 
     items, scores, n_short = topic_scores(unit, settings)
-    rows = []
-    for metric, values in scores.items():
-        for human in HUMAN:
-            truth = [getattr(i, human) for i in items]
-            for method in METHODS:
-                try:
-                    value = correlation(values, truth, method, n_resamples=0).value
-                except ValueError:  # constant scores in this topic: undefined, left out
-                    value = float("nan")
-                rows.append({"year": int(unit.split("/")[0]), "metric": metric, "human": human,
-                             "method": method, "n_summaries": len(items),
-                             "n_too_short": n_short, "value": value})
-    return pd.DataFrame(rows)
+    return topic_rows(int(unit.split("/")[0]), scores, items, n_too_short=n_short)
 
 
 def topic_means(rows: pd.DataFrame, *, n_resamples: int = 0, seed: int = 0) -> pd.DataFrame:

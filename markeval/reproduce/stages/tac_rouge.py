@@ -59,23 +59,33 @@ def topic_scores(unit: str, settings: dict):
     return items, {t: np.array(result[t].recalls) for t in settings["types"]}
 
 
-def _compute(unit: str, settings: dict) -> pd.DataFrame:
+def topic_rows(year: int, scores: dict, items, **extra) -> pd.DataFrame:
+    """A topic's rows: each metric's correlation with each human score, by each method.
+
+    ``scores``: metric name -> one score per item of the topic. ``extra`` columns (counts)
+    come before ``value``. A correlation undefined in this topic (constant scores) is NaN,
+    left out of the mean over topics.
+    """
     from markeval.stats import correlation
 
-    items, scores = topic_scores(unit, settings)
     rows = []
-    for rouge_type, values in scores.items():
+    for metric, values in scores.items():
         for human in HUMAN:
             truth = [getattr(i, human) for i in items]
             for method in METHODS:
                 try:
                     value = correlation(values, truth, method, n_resamples=0).value
-                except ValueError:  # constant scores in this topic: undefined, left out
+                except ValueError:
                     value = float("nan")
-                rows.append({"year": int(unit.split("/")[0]), "metric": ROWS[rouge_type],
-                             "human": human, "method": method, "n_summaries": len(items),
-                             "value": value})
+                rows.append({"year": year, "metric": metric, "human": human, "method": method,
+                             "n_summaries": len(items), **extra, "value": value})
     return pd.DataFrame(rows)
+
+
+def _compute(unit: str, settings: dict) -> pd.DataFrame:
+    items, scores = topic_scores(unit, settings)
+    return topic_rows(int(unit.split("/")[0]),
+                      {ROWS[rouge_type]: values for rouge_type, values in scores.items()}, items)
 
 
 def topic_means(rows: pd.DataFrame) -> pd.DataFrame:

@@ -7,6 +7,7 @@ check units: a result file that no longer follows from the code fails here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -76,6 +77,35 @@ def test_fresh_recomputes_and_settings_key_the_cache(toy):
     assert calls == ["a", "b", "c", "d"]
     calls.clear()
     assert run.run_stage(_toy(), "ci", out, cache_root=cache, fresh=True, progress=False).computed == 4
+
+
+def test_a_parallel_stage_computes_its_units_in_workers_and_gives_the_serial_rows(toy):
+    out, cache = toy / "out", toy / "cache"
+    parallel = dataclasses.replace(_toy(), parallel=True)
+    interrupt_at.append("c")
+    with pytest.raises(KeyboardInterrupt):  # serially: a and b are kept
+        run.run_stage(parallel, "ci", out, cache_root=cache, progress=False)
+    interrupt_at.clear()
+    calls.clear()
+    resumed = run.run_stage(parallel, "ci", out, cache_root=cache, progress=False, n_jobs=2)
+    assert calls == [] and (resumed.computed, resumed.reused) == (2, 2)  # c, d in workers
+    serial = run.run_stage(_toy(), "ci", toy / "serial", cache_root=toy / "cache2",
+                           progress=False)
+    assert serial.computed == 4
+    pd.testing.assert_frame_equal(run.read_rows(out, "toy"), run.read_rows(toy / "serial", "toy"))
+
+
+def test_selection_settings_choose_units_and_keep_the_finished_ones(toy):
+    out, cache = toy / "out", toy / "cache"
+
+    def stage(units):
+        return dataclasses.replace(_toy(), units=lambda s: s["units"], selection=("units",),
+                                   settings=lambda p: {"scale": 10, "units": units})
+
+    run.run_stage(stage(["a", "b"]), "ci", out, cache_root=cache, progress=False)
+    calls.clear()
+    grown = run.run_stage(stage(["a", "b", "c"]), "ci", out, cache_root=cache, progress=False)
+    assert calls == ["c"] and (grown.computed, grown.reused) == (1, 2)
 
 
 def test_profiles_are_kept_apart_and_the_comparison_is_rebuilt(toy):

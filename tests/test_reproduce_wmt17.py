@@ -124,3 +124,29 @@ def test_system_compare_has_default_and_best_k(system):
     assert table.our_value.between(-1, 1).all()
     curve = wmt17.sample_size_curve(rows)
     assert sorted(curve["size"].unique()) == [3, 6]
+
+
+def test_sample_size_band_is_a_bootstrap_over_systems():
+    """The band equals a plain loop: resample each pair's systems, r per pair, mean of pairs."""
+    rng = np.random.default_rng(3)
+    rows = pd.concat([pd.DataFrame({
+        "level": "word", "size": size, "draw": 0, "pair": pair, "system": list("abcdef"),
+        "metric": metric, "score": rng.normal(size=6), "human": np.arange(6.0)})
+        for size in (25, 50) for pair in ("p1", "p2") for metric in ("m1", "m2")])
+    curve = wmt17.sample_size_curve(rows, n_resamples=300, confidence=0.9, seed=7)
+    assert list(curve.columns) == ["size", "draw", "metric", "average r", "low", "high"]
+    assert len(curve) == 4 and (curve.low <= curve["average r"]).all()
+    assert (curve["average r"] <= curve.high).all()
+    part = rows[(rows["size"] == 50) & (rows.metric == "m2")]
+    means = np.zeros(300)
+    for i, pair in enumerate(["p1", "p2"]):
+        table = part[part.pair == pair].set_index("system")
+        pick = np.random.default_rng([7, i]).integers(0, 6, size=(300, 6))
+        means += [np.corrcoef(table.score.to_numpy()[p], table.human.to_numpy()[p])[0, 1]
+                  for p in pick]
+    means /= 2
+    kept = means[np.isfinite(means)]
+    row = curve[(curve["size"] == 50) & (curve.metric == "m2")].iloc[0]
+    np.testing.assert_allclose([row.low, row.high], np.quantile(kept, [0.05, 0.95]), rtol=1e-12)
+    with pytest.raises(ValueError, match="confidence must be in"):
+        wmt17.sample_size_curve(rows, confidence=1.5)

@@ -208,20 +208,44 @@ def prd_from_histograms(reference_hist, candidate_hist, *, num_angles: int = 100
     return _result(precision, recall, beta, 0, 0, num_angles)
 
 
-def _kmeans_pp(x: np.ndarray, x_sq: np.ndarray, k: int, rng: np.random.Generator):
-    """k-means++ seeding (Arthur & Vassilvitskii 2007): each new centre drawn ∝ squared distance.
+def _kmeans_pp(x: np.ndarray, x_sq: np.ndarray, k: int, n_init: int,
+               rng: np.random.Generator) -> list[tuple[np.ndarray, float]]:
+    """``n_init`` k-means++ seedings (Arthur & Vassilvitskii 2007), run side by side.
 
-    Returns the centres and their inertia (sum of squared distances to the nearest centre).
+    Each new centre of a seeding is drawn with probability proportional to the squared
+    distance to its nearest centre so far. The seedings advance together, so that each step
+    is one matrix product for all of them (ten matrix-vector products, each reading every
+    point, made this a quarter of the word-level reproduction's time). The random draws are
+    taken first, in the order a one-by-one run would take them (per seeding a start index,
+    then ``k - 1`` uniforms that pick along the cumulative distribution, as
+    ``rng.choice(p=...)`` does): the same centres as seeding one after the other.
+
+    Returns each seeding's centres and inertia (sum of squared distances to the nearest
+    centre).
     """
-    centres = [int(rng.integers(len(x)))]
-    d2 = np.maximum(x_sq - 2 * x @ x[centres[0]] + x_sq[centres[0]], 0.0)
-    for _ in range(1, k):
-        total = d2.sum()
-        # All remaining points coincide with a centre: any choice is as good.
-        nxt = int(rng.choice(len(x), p=d2 / total)) if total > 0 else int(rng.integers(len(x)))
-        centres.append(nxt)
-        d2 = np.minimum(d2, np.maximum(x_sq - 2 * x @ x[nxt] + x_sq[nxt], 0.0))
-    return x[centres].copy(), float(d2.sum())
+    n = len(x)
+    starts, uniforms = [], []
+    for _ in range(n_init):
+        starts.append(int(rng.integers(n)))
+        uniforms.append(rng.random(k - 1))
+    chosen = np.empty((n_init, k), dtype=np.intp)
+    chosen[:, 0] = starts
+
+    def sq_dist(centres):  # (n_init, n): each seeding's new centre to every point
+        return np.maximum(x_sq[None, :] - 2 * (x[centres] @ x.T) + x_sq[centres][:, None], 0.0)
+
+    d2 = sq_dist(chosen[:, 0])
+    for step in range(1, k):
+        for i in range(n_init):
+            total = d2[i].sum()
+            if total > 0:
+                cdf = (d2[i] / total).cumsum()
+                cdf /= cdf[-1]
+                chosen[i, step] = cdf.searchsorted(uniforms[i][step - 1], side="right")
+            else:  # every point coincides with a centre: any choice is as good
+                chosen[i, step] = int(uniforms[i][step - 1] * n)
+        d2 = np.minimum(d2, sq_dist(chosen[:, step]))
+    return [(x[chosen[i]].copy(), float(d2[i].sum())) for i in range(n_init)]
 
 
 def _lloyd(x: np.ndarray, x_sq: np.ndarray, centres: np.ndarray, max_iter: int, tol: float):
@@ -278,7 +302,7 @@ def kmeans_labels(x, num_clusters: int, *, n_init: int = 10, max_iter: int = 300
     tol = 1e-4 * float(x.var(axis=0).mean())
     n_init = check_int(n_init, "n_init", minimum=1)
     with single_threaded_blas():
-        seeds = [_kmeans_pp(x, x_sq, num_clusters, rng) for _ in range(n_init)]
+        seeds = _kmeans_pp(x, x_sq, num_clusters, n_init, rng)
         centres = min(seeds, key=lambda seed_and_inertia: seed_and_inertia[1])[0]
         return _lloyd(x, x_sq, centres, max_iter, tol)[0]
 

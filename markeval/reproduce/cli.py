@@ -24,6 +24,9 @@ def _parser(stages) -> argparse.ArgumentParser:
                         help="results folder (default: book/results)")
     parser.add_argument("--fresh", action="store_true",
                         help="forget the chosen stages' finished units (after a code change)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="worker processes for the units of a parallel stage "
+                             "(default: one per core; 1: all in this process)")
     parser.add_argument("--list", action="store_true", help="list the stages and exit")
     return parser
 
@@ -41,7 +44,8 @@ def main(argv=None) -> None:
     start = time.perf_counter()
     for profile in profiles:
         for name in chosen:
-            run = run_stage(stages[name], profile, args.out, fresh=args.fresh)
+            run = run_stage(stages[name], profile, args.out, fresh=args.fresh,
+                            n_jobs=args.jobs)
             print(f"{name} ({profile}): {run.computed} units computed, {run.reused} reused, "
                   f"{run.wall_s:.0f} s (units' compute time {run.compute_s:.0f} s)", flush=True)
     write_comparison(args.out)

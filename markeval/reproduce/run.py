@@ -54,34 +54,57 @@ class StageRun:
 
 
 def compute_units(stage: Stage, profile: str, units=None, *, store: UnitStore | None = None,
-                  progress: bool = True) -> tuple[pd.DataFrame, list[float], int]:
+                  progress: bool = True, n_jobs: int | None = 1
+                  ) -> tuple[pd.DataFrame, list[float], int]:
     """Rows of ``units`` (default: all) with ``unit`` and ``profile`` columns.
 
     With a ``store``, finished units are read from it and new ones written to it. Every
     unit's rows pass through the same CSV round trip, cached or not, so a resumed run gives
-    the same table as an uninterrupted one. Returns the rows, each unit's seconds and the
+    the same table as an uninterrupted one. A :attr:`~Stage.parallel` stage with a disk
+    store computes its missing units in ``n_jobs`` worker processes (None: one per core;
+    :func:`markeval.experiments.parallel.run_units`), each writing its unit to the store;
+    the rows are the same as a serial run's. Returns the rows, each unit's seconds and the
     number of units computed now.
     """
     from tqdm import tqdm  # not tqdm.auto: it warns on stderr in a notebook without ipywidgets
 
+    from markeval.experiments.parallel import resolve_n_jobs, run_units
+
     settings = stage.settings_for(profile)
     units = list(stage.units(settings) if units is None else units)
+    n_jobs = resolve_n_jobs(n_jobs)
     store = store or _MemoryStore()
-    frames, seconds, computed = [], [], 0
-    for unit in tqdm(units, desc=f"{stage.name} ({profile})", unit="unit", disable=not progress):
+    missing = [unit for unit in units if store.get(unit) is None]
+    fan_out = stage.parallel and n_jobs != 1 and isinstance(store, UnitStore) and len(missing) > 1
+    if fan_out:
+        run_units(_compute_into_store, [(stage, profile, settings, unit, store.root)
+                                        for unit in missing],
+                  n_jobs=n_jobs, progress=progress, desc=f"{stage.name} ({profile})")
+    frames, seconds = [], []
+    for unit in tqdm(units, desc=f"{stage.name} ({profile})", unit="unit",
+                     disable=not progress or fan_out):
         got = store.get(unit)
         if got is None:
-            start = time.perf_counter()
-            rows = stage.compute(unit, settings)
-            store.put(unit, rows, seconds=time.perf_counter() - start)
+            _compute_into(store, stage, settings, unit)
             got = store.get(unit)
-            computed += 1
         rows, took = got
         frames.append(rows.assign(profile=profile, unit=unit))
         seconds.append(took)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     front = ["profile", "unit"]
-    return table[front + [c for c in table.columns if c not in front]], seconds, computed
+    return table[front + [c for c in table.columns if c not in front]], seconds, len(missing)
+
+
+def _compute_into(store, stage: Stage, settings: dict, unit: str) -> None:
+    start = time.perf_counter()
+    rows = stage.compute(unit, settings)
+    store.put(unit, rows, seconds=time.perf_counter() - start)
+
+
+def _compute_into_store(stage: Stage, profile: str, settings: dict, unit: str,
+                        root: Path) -> None:
+    """One unit in a worker process, kept in the disk store the caller reads it from."""
+    _compute_into(UnitStore(stage, profile, settings, root=root), stage, settings, unit)
 
 
 class _MemoryStore:
@@ -138,15 +161,20 @@ def read_rows(out: Path, stage: str) -> pd.DataFrame:
 
 
 def run_stage(stage: Stage, profile: str, out: Path, *, fresh: bool = False,
-              progress: bool = True, cache_root: Path | None = None) -> StageRun:
-    """Compute (or resume) one stage in one profile and write its rows into ``out``."""
+              progress: bool = True, cache_root: Path | None = None,
+              n_jobs: int | None = 1) -> StageRun:
+    """Compute (or resume) one stage in one profile and write its rows into ``out``.
+
+    ``n_jobs`` worker processes compute the units of a :attr:`~Stage.parallel` stage.
+    """
     out = Path(out)
     settings = stage.settings_for(profile)
     store = UnitStore(stage, profile, settings, root=cache_root)
     if fresh:
         store.clear()
     start = time.perf_counter()
-    rows, seconds, computed = compute_units(stage, profile, store=store, progress=progress)
+    rows, seconds, computed = compute_units(stage, profile, store=store, progress=progress,
+                                            n_jobs=n_jobs)
     wall = time.perf_counter() - start
     old = read_rows(out, stage.name)
     merged = pd.concat([old[old["profile"] != profile], rows], ignore_index=True)

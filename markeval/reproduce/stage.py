@@ -58,6 +58,14 @@ class Stage:
         ROUGE; an encoder's float32 vectors differ in the last bits between CPUs and BLAS
         builds, and a k-NN metric turns a neighbour swapped by such a difference into a step
         of 1/n, so stages that encode set a tolerance that covers one such step, saying why.
+    selection : tuple of str
+        Settings that only choose *which* units exist (the pairs, the sample sizes and draws),
+        not what any unit computes. They are left out of the unit cache key, so that adding
+        a sample size reuses every finished unit.
+    parallel : bool
+        Units are self-contained (each builds, or reads from the disk cache, everything it
+        needs), so several may run at once in worker processes
+        (:func:`markeval.reproduce.run.compute_units` with ``n_jobs``).
     """
 
     name: str
@@ -68,6 +76,8 @@ class Stage:
     compare: Callable[[pd.DataFrame, dict], pd.DataFrame]
     check_units: Callable[[dict], Sequence[str]] = field(default=lambda settings: ())
     tolerance: float = 1e-9
+    selection: tuple[str, ...] = ()
+    parallel: bool = False
 
     def settings_for(self, profile: str) -> dict:
         """The settings of ``profile`` (``'ci'`` or ``'full'``), checked to be JSON values."""
@@ -79,13 +89,20 @@ class Stage:
 def settings_key(stage: Stage, settings: dict) -> str:
     """A short stable hash of a stage's name and settings: the folder of its cached units.
 
+    The stage's :attr:`~Stage.selection` settings are left out: they choose units, and a unit
+    computes the same rows whichever others are chosen beside it.
+
     Examples
     --------
-    >>> s = Stage("demo", "demo", lambda p: {"n": 3}, lambda s: ["a"], None, None)
+    >>> s = Stage("demo", "demo", lambda p: {"n": 3}, lambda s: ["a"], None, None,
+    ...           selection=("sizes",))
     >>> settings_key(s, {"n": 3}) == settings_key(s, {"n": 3}) != settings_key(s, {"n": 4})
     True
+    >>> settings_key(s, {"n": 3, "sizes": [25]}) == settings_key(s, {"n": 3, "sizes": [25, 50]})
+    True
     """
-    text = json.dumps({"stage": stage.name, "settings": settings}, sort_keys=True)
+    kept = {key: value for key, value in settings.items() if key not in stage.selection}
+    text = json.dumps({"stage": stage.name, "settings": kept}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -42,7 +42,8 @@ class UnitStore:
     """
 
     def __init__(self, stage: Stage, profile: str, settings: dict, *, root: Path | None = None):
-        root = cache_root() / "reproduce" if root is None else Path(root)
+        self.root = cache_root() / "reproduce" if root is None else Path(root)
+        root = self.root
         self.folder = root / profile / f"{stage.name}-{settings_key(stage, settings)}"
 
     def _path(self, unit: str) -> Path:

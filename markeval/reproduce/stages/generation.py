@@ -233,7 +233,7 @@ STAGES = (
           else [],
           # float32 vectors differ between CPUs in the last bits; a k-NN score then steps by
           # 1/n when two neighbours swap: the ci rounds hold >= 80 sentences per set
-          tolerance=1.5e-2),
+          tolerance=1.5e-2, selection=("rounds",), parallel=True),
 )
 
 
@@ -420,7 +420,7 @@ STAGES = STAGES + (
           check_units=lambda settings: (["k_sweep/K=01", "mode_collapse/seed=0/step=4"]
                                         if settings["n_swap"] <= 200 else []),
           # one neighbour swapped by another CPU's last bits moves a ci score by 1/200
-          tolerance=1e-2),
+          tolerance=1e-2, parallel=True),
     Stage(name="word_swap",
           title="Mark-Evaluate Fig. 4 analogue: word swap (BBC)",
           settings=_sensitivity_settings,
@@ -428,5 +428,5 @@ STAGES = STAGES + (
           compute=_sensitivity_compute, compare=_sensitivity_compare,
           check_units=lambda settings: (["word_swap/seed=1/p=0.5"]
                                         if settings["n_swap"] <= 200 else []),
-          tolerance=1e-2),  # as for "sensitivity"
+          tolerance=1e-2, parallel=True),  # as for "sensitivity"
 )

@@ -22,15 +22,15 @@ Two stages, both on all-MiniLM-L6-v2 (the papers used BERT-base fine-tuned on MN
 
   Shared work is done once per unit: the references are encoded once, and their samples and
   k-NN balls (at the largest K, the smaller K read as prefixes) are reused for every system
-  (:func:`set_metrics`). Measured on the 2-core machine under load (CPU seconds, one unit
-  alone): ``sentence/cs-en`` (4 systems x 3005 sentences) 248 s (422 s wall);
-  ``word/cs-en/25/0`` 20 s, ``word/de-en/50/0`` (11 systems) 133 s, ``word/cs-en/100/0``
-  about 90 s. So about 4, 12 and 22 CPU s per system at 25, 50 and 100 sentences: one draw
-  of every system costs about 4, 10 and 18 CPU minutes. The encoder reads about 60 texts per
-  CPU second, so the sentence level (every sentence of the 50 systems and the references,
-  about 150,000 texts) costs about 40 CPU minutes, nearly all of it in the encoder (which
-  uses both cores); PRD's k-means (about half) and the k-NN searches dominate the word level.
-  ``FULL_WORD_DRAWS`` is sized to that.
+  (:func:`set_metrics`). Measured on the 2-core machine (CPU seconds, one unit alone):
+  ``sentence/cs-en`` (4 systems x 3005 sentences) 248 s (422 s wall, under load);
+  ``word/cs-en/100/0`` 64 s and ``word/cs-en/200/0`` 194 s. So about 4, 10, 16 and 48 CPU s
+  per system at 25, 50, 100 and 200 sentences (the k-NN counts grow with the square of the
+  samples, PRD's k-means linearly): one draw of all 50 systems costs about 3, 8, 13 and 40
+  CPU minutes, and one at 400 sentences would cost about two CPU hours. The encoder reads
+  about 60 texts per CPU second, so the sentence level (every sentence of the 50 systems and
+  the references, about 150,000 texts) costs about 40 CPU minutes. Units run in parallel
+  (one per core). ``FULL_WORD_DRAWS`` is sized to that.
 
 Every unit builds its own memoized encoder: the vectors of a text depend (in the last bits) on
 the batch it was encoded in, so a unit computed alone must encode exactly the batches it
@@ -45,16 +45,16 @@ import pandas as pd
 from markeval.reproduce.stage import Stage, comparison_row
 
 __all__ = ["DEFAULT_K", "IPR_K", "KS", "SEGMENT_PAIRS", "SYSTEM_PAIRS", "best_k",
-           "segment_correlations", "segment_long", "segment_scores", "set_metrics",
+           "sample_size_curve", "segment_correlations", "segment_long", "segment_scores",
+           "set_metrics",
            "system_correlations", "system_long", "system_scores"]
 
 SYSTEM_PAIRS = ["cs-en", "de-en", "ru-en", "tr-en", "zh-en"]  # the pairs of ME Table 2
 SEGMENT_PAIRS = ["cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en"]  # MoverScore T1
 KS = (1, 3, 10)  # the K grid for Mark-Evaluate
 #: Full profile, word level: sentences per system -> random subsets (draws) of that size.
-#: Sized to the budget (module docstring): about 21 CPU minutes beside the sentence level's
-#: 40 (which runs on both cores: ~45 min wall in all); a draw at 100 sentences would add about
-#: 18 CPU minutes, one at 200 about 50. Table 2 and 6 use the largest size, draw 0.
+#: About 70 CPU minutes (module docstring), 35 on two cores; 400 sentences would add about two
+#: CPU hours. Tables 2 and 6 use the largest size, draw 0.
 FULL_WORD_DRAWS = {25: 3, 50: 1}
 DEFAULT_K = 1  # fixed before seeing these data (the Mark-Evaluate chapter: only K = 1 separates)
 IPR_K = 3  # the k of the IPR paper
@@ -232,7 +232,7 @@ def _system_settings(profile: str) -> dict:
     ci = profile == "ci"
     # ci: two pairs (13 systems), a few sentences, near a minute in all. full: the five pairs
     # of ME Table 2, every sentence at sentence level; at word level the sizes and draws that
-    # keep the whole stage near 40 minutes on two CPU cores (see the module docstring).
+    # keep the whole stage near 55 minutes on two CPU cores (see the module docstring).
     return {"pairs": ["cs-en", "ru-en"] if ci else SYSTEM_PAIRS, "encoder": ENCODER,
             "detokenize": True, "sentences": 24 if ci else None,
             "word_sizes": [3, 6] if ci else list(FULL_WORD_DRAWS),
@@ -326,16 +326,61 @@ def system_correlations(rows: pd.DataFrame, level: str, size: int | None = None,
                                 seed=seed)
 
 
-def sample_size_curve(rows: pd.DataFrame) -> pd.DataFrame:
-    """Word level: per size and draw, each metric's Pearson r averaged over the pairs."""
+def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
+                      confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Word level: per size and draw, each metric's Pearson r averaged over the pairs.
+
+    ``low`` and ``high`` bound a percentile bootstrap interval of that average: the systems of
+    every pair are resampled with replacement (the same resample for every metric, one
+    independent stream per pair), each pair's r recomputed and the pairs averaged again. It
+    measures the uncertainty from having 4 to 16 systems per pair; the spread over draws
+    measures the choice of sentences. Resamples in which a pair's r is undefined (every
+    drawn system the same) are dropped.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"level": "word", "size": 25, "draw": 0, "pair": "xx-en",
+    ...                      "system": list("abcd"), "metric": "m",
+    ...                      "score": [1.0, 2.0, 3.0, 5.0], "human": [1.0, 2.0, 3.0, 4.0]})
+    >>> c = sample_size_curve(rows, n_resamples=200)
+    >>> round(float(c["average r"].iloc[0]), 4), bool(c.low.iloc[0] <= c["average r"].iloc[0])
+    (0.9827, True)
+    """
+    from markeval._checks import check_int, check_seed
+
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
+    seed = check_seed(seed)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     words = rows[rows.level == "word"]
+    tail = (1 - confidence) / 2
     out = []
     for (size, draw), part in words.groupby(["size", "draw"]):
         corr = system_correlations(part, "word", int(size), int(draw))
         mean = corr.groupby("metric", sort=False).value.mean()
+        replicates = np.zeros((len(mean), n_resamples))
+        for i, (pair, table) in enumerate(part.groupby("pair", sort=True)):
+            wide = table.pivot(index="system", columns="metric", values="score")[mean.index]
+            human = table.groupby("system").human.first()[wide.index].to_numpy(float)
+            pick = np.random.default_rng([seed, i]).integers(0, len(wide),
+                                                             size=(n_resamples, len(wide)))
+            replicates += _pearson_rows(wide.to_numpy(float).T[:, pick], human[pick])
+        replicates /= part["pair"].nunique()
+        low, high = (np.array([np.quantile(r[np.isfinite(r)], q) if np.isfinite(r).any()
+                               else np.nan for r in replicates]) for q in (tail, 1 - tail))
         out.append(pd.DataFrame({"size": int(size), "draw": int(draw), "metric": mean.index,
-                                 "average r": mean.to_numpy()}))
+                                 "average r": mean.to_numpy(), "low": low, "high": high}))
     return pd.concat(out, ignore_index=True)
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r along the last axis of ``x`` (..., n) with ``y`` (n_resamples, n); NaN where
+    either side is constant."""
+    xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
+    scale = np.sqrt((xc**2).sum(axis=-1) * (yc**2).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(scale > 0, (xc * yc).sum(axis=-1) / scale, np.nan)
 
 
 def best_k(corr: pd.DataFrame, estimator: str, ks=KS) -> int:
@@ -410,7 +455,7 @@ STAGES = (
           check_units=lambda settings: ["lv-en"] if settings["segments"] else [],
           # No k-NN here: every score is a continuous function of the float32 vectors, which
           # differ between CPUs and BLAS builds by about 1e-6; 1e-4 leaves a margin of 100.
-          tolerance=1e-4),
+          tolerance=1e-4, selection=("pairs",), parallel=True),
     Stage(name="wmt17_system",
           title="Mark-Evaluate Tables 2, 5, 6 and the word-level sample-size study (WMT17)",
           settings=_system_settings, units=_system_units, compute=_system_compute,
@@ -421,5 +466,5 @@ STAGES = (
           # a score by <= 1/200. (Among the 24 sentence vectors of the ci sentence unit a swap
           # would move it by 1/24, but it needs two distances within ~1e-6 of each other, far
           # below their gaps there.)
-          tolerance=5e-3),
+          tolerance=5e-3, selection=("pairs", "word_sizes", "word_draws"), parallel=True),
 )

@@ -405,6 +405,9 @@ def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     out = []
     # BERTScore and MoverScore (Table 2): means over every scored sentence of the system
     per_sentence = system_correlations(rows, "sentence").set_index(["metric", "pair"]).value
+    # every sentence of a pair: their number differs between pairs
+    low, high = (int(n) for n in rows[rows.level == "sentence"]["size"].agg(["min", "max"]))
+    sentences = f"{low}-{high}" if low < high else f"{low}"
     for table, level in ME_TABLES.items():
         corr = system_correlations(rows, level)
         r = corr.set_index(["metric", "pair"]).value
@@ -412,8 +415,7 @@ def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
             size = int(rows[rows.level == "word"]["size"].max())
             sizes = f"{size} sentences per system (draw 0), word pieces x last 5 layers"
         else:
-            size = int(rows[rows.level == "sentence"]["size"].max())
-            sizes = f"{size} sentences per system, pooled sentence vectors"
+            sizes = f"{sentences} sentences per system, pooled sentence vectors"
         for column in paper_table("Mark-Evaluate", table).columns:
             template = ME_COLUMNS[column]
             if "{k}" in template:
@@ -428,8 +430,7 @@ def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
                 setting = "; ".join(s for s in (ENCODER, sizes, k_label) if s)
                 values = {p: r[(metric, p)] for p in settings["pairs"]}
                 if column in ("BERTScore", "MoverScore"):
-                    n = int(rows[rows.level == "sentence"]["size"].max())
-                    setting = f"{ENCODER}; mean over {n} sentences per system"
+                    setting = f"{ENCODER}; mean over {sentences} sentences per system"
                     values = {p: per_sentence[(metric, p)] for p in settings["pairs"]}
                 for pair, value in values.items():
                     out.append(comparison_row("Mark-Evaluate", table, f"{pair} (r)", column,

@@ -379,8 +379,10 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     xc = x - x.mean(axis=-1, keepdims=True)
     yc = y - y.mean(axis=-1, keepdims=True)
     scale = np.sqrt((xc**2).sum(axis=-1) * (yc**2).sum(axis=-1))
+    # a mean of equal floats need not equal them: test constancy exactly, not by the scale
+    constant = (np.ptp(x, axis=-1) == 0) | (np.ptp(y, axis=-1) == 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(scale > 0, (xc * yc).sum(axis=-1) / scale, np.nan)
+        return np.where(constant, np.nan, (xc * yc).sum(axis=-1) / scale)
 
 
 def best_k(corr: pd.DataFrame, estimator: str, ks=KS) -> int:

@@ -19,7 +19,7 @@ truncated copy, a synced folder, a file copied over another) is reported once wi
 Examples
 --------
 >>> import os
->>> os.environ.get("MARKEVAL_CACHE") or str(cache_root()).endswith(os.path.join(".cache", "markeval"))
+>>> str(cache_root()) == os.environ.get("MARKEVAL_CACHE", os.path.expanduser("~/.cache/markeval"))
 True
 """
 

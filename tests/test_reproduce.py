@@ -230,6 +230,22 @@ def test_full_runs_cover_the_papers_tables():
     assert wanted <= covered, sorted(wanted - covered)
 
 
+def test_both_encoders_stand_beside_the_papers():
+    """Every embedding table has full lines from MiniLM and from all-mpnet-base-v2, and the
+    ladder's mpnet run answers Table 4 (its sSBERT column)."""
+    table = pd.read_csv(RESULTS / "paper_comparison.csv")
+    full = table[table["profile"] == "full"]
+    encoder = full["setting"].str.extract(r"^(all-[A-Za-z0-9.-]+)", expand=False)
+    covered = set(map(tuple, full.assign(encoder=encoder).dropna(subset=["encoder"])[
+        ["paper", "table", "encoder"]].values))
+    tables = [("MoverScore", n) for n in (1, 2, 5, 6)] + [("Mark-Evaluate", n)
+                                                          for n in (1, 2, 3, 5, 6)]
+    wanted = {(paper, f"Table {n}", model) for paper, n in tables
+              for model in ("all-MiniLM-L6-v2", "all-mpnet-base-v2")}
+    wanted.add(("Mark-Evaluate", "Table 4", "all-mpnet-base-v2"))
+    assert wanted <= covered, sorted(wanted - covered)
+
+
 def test_sentbleu_and_chrf_rows_match_moverscore_table_7():
     """No encoder either: run as the WMT17 metrics task ran them, they must match the paper."""
     table = pd.read_csv(RESULTS / "paper_comparison.csv")

@@ -32,6 +32,14 @@ def test_settings_and_units(stage):
     assert stage.check_units(full) == []  # a full unit takes about a minute
 
 
+def test_the_second_encoder_runs_every_topic_too(stage):
+    mpnet = get_stage("tac_embedding_mpnet")
+    full = mpnet.settings_for("full")
+    assert full == {**stage.settings_for("full"), "encoder": "all-mpnet-base-v2"}
+    assert mpnet.units(full) == stage.units(full)
+    assert te.BERTSCORE_LAYER == {"all-MiniLM-L6-v2": None, "all-mpnet-base-v2": 9}
+
+
 def test_the_authors_summaries():
     topic = load_tac(2008)[0]
     items = moverscore_items([topic])

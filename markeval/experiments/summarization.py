@@ -204,11 +204,13 @@ EMBEDDING_METRICS = ("BERTScore F", "MoverScore WMD-1", "MoverScore WMD-2", "Mov
 def embedding_scores(items: Sequence[SummaryItem], model, idf, *, ks: Sequence[int] = (1, 2, 3, 5),
                      stop_words=MOVERSCORE_STOP_WORDS, prd_clusters: int = 20,
                      prd_runs: int = 2, seed: int = 0, n_jobs: int | None = 1,
-                     progress: bool = False) -> tuple[dict[str, np.ndarray], int]:
+                     progress: bool = False, bertscore_layer: int | None = None
+                     ) -> tuple[dict[str, np.ndarray], int]:
     """BERTScore, MoverScore and the word-level set metrics of ``items``, one encoder pass.
 
     The pairwise metrics (:data:`EMBEDDING_METRICS`) score a summary against each reference
-    and average the scores (:func:`pairwise_scores`): BERTScore F1 on the last layer, and
+    and average the scores (:func:`pairwise_scores`): BERTScore F1 (on the last layer, or
+    ``bertscore_layer``, which the encoder must keep), and
     MoverScore's ``"v1"`` preset (power means over the last five layers) with WMD on unigrams
     and bigrams and SMD, weighted by ``idf`` (:func:`moverscore_idf`) and without
     ``stop_words``. The set metrics (:class:`WordSetMetrics` at every ``K`` of ``ks``) compare
@@ -228,6 +230,8 @@ def embedding_scores(items: Sequence[SummaryItem], model, idf, *, ks: Sequence[i
     n_jobs : int or None, default 1
         Workers for the set metrics (the scores do not depend on it).
     progress : bool, default False
+    bertscore_layer : int, optional
+        The hidden state BERTScore reads (default: the last).
 
     Returns
     -------
@@ -245,7 +249,8 @@ def embedding_scores(items: Sequence[SummaryItem], model, idf, *, ks: Sequence[i
     stop_words = frozenset(stop_words)
 
     def bert_f(hyps, refs):
-        return bertscore(hyps, refs, model=model, progress=False).sentence_f1
+        return bertscore(hyps, refs, model=model, layer=bertscore_layer,
+                         progress=False).sentence_f1
 
     def mover(**options):
         return lambda hyps, refs: moverscore(hyps, refs, model=model, preset="v1", idf=idf,

@@ -21,8 +21,8 @@ from markeval.cache import atomic_write, cache_root
 from markeval.reproduce.run import compute_units, read_rows
 from markeval.reproduce.stages import get_stage
 
-__all__ = ["RESULTS_URL", "check_slice", "load_comparison", "load_provenance", "load_rows",
-           "results_dir", "shown_profile"]
+__all__ = ["RESULTS_URL", "check_slice", "encoder_gaps", "load_comparison", "load_provenance",
+           "load_rows", "results_dir", "shown_profile"]
 
 #: Where the committed results are published (the repository's ``book/results``).
 RESULTS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/book/results/"
@@ -109,6 +109,39 @@ def load_comparison(paper: str | None = None, table: str | None = None,
     if table is not None:
         keep &= frame["table"] == table
     return frame[keep].reset_index(drop=True)
+
+
+def encoder_gaps(comparison: pd.DataFrame) -> pd.DataFrame:
+    """How far each encoder's numbers are from the paper's, per paper table.
+
+    Parameters
+    ----------
+    comparison : DataFrame
+        Lines of ``paper_comparison.csv`` (:func:`load_comparison`). The encoder is the first
+        word of ``setting`` (``"all-MiniLM-L6-v2; ..."``); lines without one (ROUGE, BLEU)
+        are left out.
+
+    Returns
+    -------
+    DataFrame
+        One row per (paper, table, encoder): ``lines``, ``mean |gap|`` (mean absolute
+        difference, ours minus the paper's, over the lines with a number on both sides) and
+        ``mean gap`` (signed: below zero, ours are lower).
+
+    Examples
+    --------
+    >>> lines = pd.DataFrame({"paper": "MoverScore", "table": "Table 1",
+    ...     "paper_value": [0.5, 0.5, 0.5], "our_value": [0.3, 0.45, 0.7],
+    ...     "setting": ["all-MiniLM-L6-v2; x", "all-mpnet-base-v2; x", "ROUGE; recall"]})
+    >>> encoder_gaps(lines)[["encoder", "lines", "mean |gap|"]].round(2).values.tolist()
+    [['all-MiniLM-L6-v2', 1, 0.2], ['all-mpnet-base-v2', 1, 0.05]]
+    """
+    encoder = comparison["setting"].str.extract(r"^(all-[A-Za-z0-9.-]+)", expand=False)
+    lines = comparison.assign(encoder=encoder, gap=comparison["our_value"]
+                              - comparison["paper_value"]).dropna(subset=["encoder", "gap"])
+    grouped = lines.groupby(["paper", "table", "encoder"])["gap"]
+    return pd.DataFrame({"lines": grouped.size(), "mean |gap|": grouped.apply(
+        lambda gap: gap.abs().mean()), "mean gap": grouped.mean()}).reset_index()
 
 
 def load_provenance(stage: str, profile: str = "full") -> dict:

@@ -39,7 +39,7 @@ TABLE1_COLUMNS = {"Forward CE": "forward CE", "Reverse CE": "reverse CE", "FID":
 TABLE1_ROWS = {"Pearson r": "r", "Kendall k": "tau", "Spearman p": "rho"}
 
 
-def _ladder_settings(profile: str) -> dict:
+def _ladder_settings(profile: str, encoder: str | None = None) -> dict:
     from markeval.encoders.loading import DEFAULT_MODEL_NAME
     from markeval.experiments.ranking import CE_ORDER, DEFAULT_K
 
@@ -49,7 +49,7 @@ def _ladder_settings(profile: str) -> dict:
             # SmolLM2-135M writes 100 sentences in about 2-3 min on this CPU: the ci rungs come
             # from the package cache; 3 x 1000 would take well over an hour, so full skips them.
             "smollm2": "cache" if ci else "skip",
-            "encoder": DEFAULT_MODEL_NAME, "ce_order": CE_ORDER}
+            "encoder": encoder or DEFAULT_MODEL_NAME, "ce_order": CE_ORDER}
 
 
 def _check_ladder_settings(settings: dict) -> None:
@@ -74,9 +74,11 @@ def _ladder_units(settings: dict) -> list[str]:
     return [f"round-{r:03d}" for r in range(settings["rounds"] + 1)]
 
 
-@functools.lru_cache(maxsize=2)
-def ladder_inputs(n: int, seed: int, smollm2: str):
+@functools.lru_cache(maxsize=4)
+def ladder_inputs(n: int, seed: int, smollm2: str, encoder: str | None = None):
     """The ladder, the reference and generator embeddings, and the forward-CE judge.
+
+    ``encoder`` names the sentence encoder (default: MiniLM).
 
     Returns
     -------
@@ -93,7 +95,8 @@ def ladder_inputs(n: int, seed: int, smollm2: str):
     ladder = build_ladder(n, seed=seed, smollm2=smollm2, progress=False)
     names = list(ladder.generated)
     texts = list(ladder.reference) + [t for g in names for t in ladder.generated[g]]
-    emb = sentence_embeddings(texts, progress=False, cache_dir=cache_dir() / "embeddings")
+    emb = sentence_embeddings(texts, encoder, progress=False,
+                              cache_dir=cache_dir() / "embeddings")
     gen_emb = {g: emb[n * (i + 1): n * (i + 2)] for i, g in enumerate(names)}
     return ladder, emb[:n], gen_emb, ForwardCE(ladder.ce_text)
 
@@ -110,7 +113,7 @@ def _ladder_compute(unit: str, settings: dict) -> pd.DataFrame:
     if settings["ce_order"] != CE_ORDER:
         raise ValueError(f"ce_order {settings['ce_order']} is not the code's {CE_ORDER}")
     ladder, ref_emb, gen_emb, ce = ladder_inputs(settings["n"], settings["seed"],
-                                                 settings["smollm2"])
+                                                 settings["smollm2"], settings["encoder"])
     rows = score_round(ladder.generated, gen_emb, ladder.reference, ref_emb, ce, round_index,
                        ks=settings["ks"], fraction=settings["fraction"],
                        prd_runs=settings["prd_runs"], seed=settings["seed"])
@@ -204,7 +207,8 @@ def _ladder_setting(settings: dict, row) -> str:
     chains = len(present_chains(QUALITY_CHAINS, _generator_names(settings)))
     k = {"none": "no K", "default": f"default K={row['K']}",
          "best": f"best K={row['K']} of {','.join(map(str, settings['ks']))}"}[row["K choice"]]
-    return (f"MiniLM; ladder n={settings['n']}; constructed order, {chains} quality chains; "
+    encoder = settings["encoder"].split("/")[-1]
+    return (f"{encoder}; ladder n={settings['n']}; constructed order, {chains} quality chains; "
             f"{k}")
 
 
@@ -215,26 +219,47 @@ def _generator_names(settings: dict) -> list[str]:
             if settings["smollm2"] != "skip" or not g.name.startswith("smollm2")]
 
 
+#: Mark-Evaluate Table 4's rows -> our statistic (its columns: Table 1's embedding metrics).
+TABLE4_ROWS = {"r": "r", "k": "tau", "p": "rho"}
+
+
 def _ladder_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    from markeval.encoders.loading import DEFAULT_MODEL_NAME
+
     out = []
     for row in table1(rows, settings).to_dict("records"):
         for paper_row, stat in TABLE1_ROWS.items():
             out.append(comparison_row("Mark-Evaluate", "Table 1", paper_row, row["column"],
                                       row[stat], _ladder_setting(settings, row)))
+        # Table 4 repeats Table 1 at the default K with other sentence encoders; the
+        # BERT-base-shaped all-mpnet-base-v2 stands beside its BERT-base SBERT (sSBERT).
+        if (settings["encoder"] != DEFAULT_MODEL_NAME and row["K choice"] != "best"
+                and row["column"] not in ("Forward CE", "Reverse CE")):
+            for paper_row, stat in TABLE4_ROWS.items():
+                out.append(comparison_row("Mark-Evaluate", "Table 4", paper_row,
+                                          f"{row['column']} / sSBERT", row[stat],
+                                          _ladder_setting(settings, row)))
     return pd.DataFrame(out)
 
 
-STAGES = (
-    Stage(name="ladder",
-          title="Mark-Evaluate Table 1 analogue: metrics against a generator ladder (BBC News)",
-          settings=_ladder_settings, units=_ladder_units, compute=_ladder_compute,
-          compare=_ladder_compare,
-          check_units=lambda settings: ["round-000", "round-001"] if settings["n"] <= 100
-          else [],
-          # float32 vectors differ between CPUs in the last bits; a k-NN score then steps by
-          # 1/n when two neighbours swap: the ci rounds hold >= 80 sentences per set
-          tolerance=1.5e-2, selection=("rounds",), parallel=True),
-)
+def _ladder_stage(encoder: str | None = None, suffix: str = "") -> Stage:
+    title = ("Mark-Evaluate Table 1 analogue: metrics against a generator ladder (BBC News)"
+             if encoder is None else
+             f"Mark-Evaluate Tables 1 and 4 analogue with {encoder.split('/')[-1]} (BBC News)")
+    return Stage(
+        name=f"ladder{suffix}", title=title,
+        settings=lambda profile: _ladder_settings(profile, encoder), units=_ladder_units,
+        compute=_ladder_compute, compare=_ladder_compare,
+        check_units=lambda settings: ["round-000", "round-001"] if settings["n"] <= 100
+        else [],
+        # float32 vectors differ between CPUs in the last bits; a k-NN score then steps by
+        # 1/n when two neighbours swap: the ci rounds hold >= 80 sentences per set
+        tolerance=1.5e-2, selection=("rounds",), parallel=True)
+
+
+#: MiniLM (the book's encoder) and all-mpnet-base-v2 (Mark-Evaluate Table 4's question: does
+#: the encoder change the ranking of the metrics?).
+STAGES = (_ladder_stage(), _ladder_stage("sentence-transformers/all-mpnet-base-v2", "_mpnet"))
 
 
 # ------------------------------------------------------------------------- sensitivity

@@ -13,10 +13,11 @@ AIPHES/emnlp19-moverscore), applied to every metric of both tables:
   :data:`~markeval.experiments.summarization.MOVERSCORE_STOP_WORDS`);
 * Pearson's r, Spearman's rho and Kendall's tau per topic, averaged over topics.
 
-The encoder is all-MiniLM-L6-v2, not the papers' BERT-base fine-tuned on MNLI. ROUGE-1 and
-ROUGE-2 (recall, pooled references, as in the ``tac_rouge`` stage) are scored on the same
-summaries, for a row that no encoder touches. A unit is one topic of one year; its rows are
-that topic's correlations.
+The encoder is all-MiniLM-L6-v2 (stage ``tac_embedding``) or all-mpnet-base-v2, shaped like the
+papers' BERT-base (12 layers, 768 dimensions; stage ``tac_embedding_mpnet``, BERTScore on its
+9th layer as bert-score reads BERT-base), not the papers' BERT-base fine-tuned on MNLI. ROUGE-1 and ROUGE-2 (recall, pooled references, as in the ``tac_rouge``
+stage) are scored on the same summaries, for a row that no encoder touches. A unit is one
+topic of one year; its rows are that topic's correlations.
 """
 
 from __future__ import annotations
@@ -45,11 +46,15 @@ ME_COLUMNS = {"BERTScore F": "BERTScore", "MoverScore WMD-1": "MoverScore",
 DEFAULT_K = {"IPR precision": 3, "ME Petersen": 1, "ME Schnabel quality": 1, "ME CAPTURE": 1}
 METHODS = ("pearson", "spearman", "kendall")
 ENCODER = "all-MiniLM-L6-v2"
+MPNET = "all-mpnet-base-v2"
+#: The hidden state BERTScore reads per encoder: MiniLM's last (its default here); for the
+#: BERT-base-shaped all-mpnet-base-v2 the 9th of 12, bert-score's layer for BERT-base.
+BERTSCORE_LAYER = {ENCODER: None, MPNET: 9}
 
 
-def _settings(profile: str) -> dict:
+def _settings(profile: str, encoder: str = ENCODER) -> dict:
     return {"years": [2008, 2009], "topics_per_year": 1 if profile == "ci" else None,
-            "min_sentences": 2, "encoder": ENCODER, "layers": [-5, -4, -3, -2, -1],
+            "min_sentences": 2, "encoder": encoder, "layers": [-5, -4, -3, -2, -1],
             "ks": [1, 2, 3, 5], "prd_clusters": 20, "prd_runs": 2, "seed": 0,
             "stop_words": "moverscore"}
 
@@ -57,9 +62,9 @@ def _settings(profile: str) -> dict:
 def _check(settings: dict) -> None:
     if settings["stop_words"] not in ("moverscore", "none"):
         raise ValueError(f"stop_words must be 'moverscore' or 'none', got {settings['stop_words']!r}")
-    if settings["encoder"] != ENCODER:
-        raise ValueError(f"encoder must be {ENCODER!r} (the offline model), "
-                         f"got {settings['encoder']!r}")
+    if settings["encoder"] not in BERTSCORE_LAYER:
+        raise ValueError(f"encoder must be one of {sorted(BERTSCORE_LAYER)} (the packaged "
+                         f"models), got {settings['encoder']!r}")
     bad = [y for y in settings["years"] if y not in (2008, 2009)]
     if bad:
         raise ValueError(f"TAC years are 2008 and 2009, got {bad[0]!r}")
@@ -74,27 +79,22 @@ def _units(settings: dict) -> list[str]:
             for topic in load_tac(year)[:n]]
 
 
-@functools.lru_cache(maxsize=2)
-def _year_idf(year: int):
+@functools.lru_cache(maxsize=4)
+def _year_idf(year: int, encoder: str):
+    """The year's idf over the encoder's word pieces."""
     from markeval.datasets import load_tac
+    from markeval.encoders import resolve_encoder
     from markeval.experiments.summarization import moverscore_idf
 
-    return moverscore_idf(load_tac(year), _encoder(fresh=False))
+    return moverscore_idf(load_tac(year), resolve_encoder(encoder))
 
 
-def _encoder(*, fresh: bool = True):
+def _encoder(encoder: str):
     from markeval.encoders import memoize
 
     # A fresh memory per unit: a unit's texts are encoded in the same batches whether it
     # runs alone (the consistency check) or after other units.
-    return memoize(layers=range(-5, 0)) if fresh else _shared_encoder()
-
-
-@functools.lru_cache(maxsize=1)
-def _shared_encoder():
-    from markeval.encoders import resolve_encoder
-
-    return resolve_encoder(None)
+    return memoize(encoder, layers=range(-5, 0))
 
 
 def topic_scores(unit: str, settings: dict):
@@ -109,10 +109,11 @@ def topic_scores(unit: str, settings: dict):
     topic = next(t for t in load_tac(int(year)) if t.topic_id == topic_id)
     items = moverscore_items([topic], min_sentences=settings["min_sentences"])
     stops = MOVERSCORE_STOP_WORDS if settings["stop_words"] == "moverscore" else ()
+    encoder = settings["encoder"]
     scores, n_short = embedding_scores(
-        items, _encoder(), _year_idf(int(year)), ks=settings["ks"], stop_words=stops,
-        prd_clusters=settings["prd_clusters"], prd_runs=settings["prd_runs"],
-        seed=settings["seed"], n_jobs=None)
+        items, _encoder(encoder), _year_idf(int(year), encoder), ks=settings["ks"],
+        stop_words=stops, prd_clusters=settings["prd_clusters"], prd_runs=settings["prd_runs"],
+        seed=settings["seed"], n_jobs=None, bertscore_layer=BERTSCORE_LAYER[encoder])
     lexical = rouge([i.text for i in items], [list(i.references) for i in items],
                     ["rouge1", "rouge2"], multi_ref="pool", tokenize="words", use_stemmer=True,
                     empty_reference="zero")
@@ -168,7 +169,9 @@ def best_k(means: pd.DataFrame, year: int, family: str, human: str, method: str,
 
 def _setting(settings: dict, k: str = "") -> str:
     topics = settings["topics_per_year"] or "all"
-    return (f"{ENCODER} last 5 layers; >1-sentence summaries incl. human, 4 refs"
+    layer = BERTSCORE_LAYER[settings["encoder"]]
+    bert = f" (BERTScore layer {layer})" if layer else ""
+    return (f"{settings['encoder']} last 5 layers{bert}; >1-sentence summaries incl. human, 4 refs"
             f"{k}; {topics} topics/year; topic mean")
 
 
@@ -216,12 +219,19 @@ def _check_units(settings: dict) -> list[str]:
     return ["2009/D0901"] if settings["topics_per_year"] else []
 
 
-STAGES = (Stage(
-    name="tac_embedding",
-    title="MoverScore Table 2 (BERTScore, MoverScore) and Mark-Evaluate Table 3 (TAC 2008, 2009)",
-    settings=_settings, units=_units, compute=_compute, compare=_compare,
-    check_units=_check_units,
-    # float32 vectors differ between CPUs in the last bits: a summary's k-NN score then steps
-    # by 1/n (n >= 200 word samples) when two neighbours swap, and a topic's correlation moves
-    # by less than that
-    tolerance=5e-3),)
+def _stage(encoder: str, suffix: str = "") -> Stage:
+    model = "" if encoder == ENCODER else f"; {encoder}"
+    return Stage(
+        name=f"tac_embedding{suffix}",
+        title=("MoverScore Table 2 (BERTScore, MoverScore) and Mark-Evaluate Table 3 "
+               f"(TAC {' and '.join(map(str, _settings('full', encoder)['years']))}{model})"),
+        settings=lambda profile: _settings(profile, encoder), units=_units, compute=_compute,
+        compare=_compare, check_units=_check_units,
+        # float32 vectors differ between CPUs in the last bits: a summary's k-NN score then
+        # steps by 1/n (n >= 200 word samples) when two neighbours swap, and a topic's
+        # correlation moves by less than that
+        tolerance=5e-3)
+
+
+#: MiniLM (the book's encoder) and all-mpnet-base-v2 (the papers' model shape), side by side.
+STAGES = (_stage(ENCODER), _stage(MPNET, "_mpnet"))

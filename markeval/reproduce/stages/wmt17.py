@@ -59,10 +59,13 @@ FULL_WORD_DRAWS = {25: 3, 50: 1, 100: 1, 200: 1}
 DEFAULT_K = 1  # fixed before seeing these data (the Mark-Evaluate chapter: only K = 1 separates)
 IPR_K = 3  # the k of the IPR paper
 ENCODER = "all-MiniLM-L6-v2"
-#: Hidden states MoverScore reads per layer in the Table 6 analogue (MiniLM has 6 layers).
-SINGLE_LAYERS = (1, 2, 3, 4, 5, 6)
-#: Same vectors as BERTScore: the last layer, every piece kept, unit length (MoverScore T5).
-SAME_VECTORS = dict(preset=None, layers=[-1], remove_subwords=False, remove_punctuation=False)
+MPNET = "all-mpnet-base-v2"
+#: Per packaged encoder: its layers, and the one hidden state BERTScore reads, which is also
+#: the layer of the "same vectors" soft alignment (MoverScore Table 5 read BERT's 9th of 12).
+#: MiniLM: its last (BERTScore's default here); all-mpnet-base-v2, shaped like BERT-base: 9.
+ENCODER_LAYERS = {ENCODER: {"layers": 6, "same": 6}, MPNET: {"layers": 12, "same": 9}}
+#: The options of MoverScore on BERTScore's vectors: every piece kept, unit length (MS T5).
+SAME_VECTORS = dict(preset=None, remove_subwords=False, remove_punctuation=False)
 
 
 def _encoder(layers, settings: dict, capacity: int | None = None):
@@ -71,46 +74,56 @@ def _encoder(layers, settings: dict, capacity: int | None = None):
     from markeval.encoders import memoize
 
     folder = cache_dir() / "embeddings" if settings["disk_cache"] else None
-    return memoize(layers=layers, cache_dir=folder, capacity=capacity)
+    return memoize(settings["encoder"], layers=layers, cache_dir=folder, capacity=capacity)
 
 
 # --------------------------------------------------------------------------------------------
 # segment level
 
 
-def segment_scores(hyps: list[str], refs: list[str], encoder) -> dict[str, list[float]]:
-    """Every segment-level metric of the stage on one pair's judged segments."""
+def segment_scores(hyps: list[str], refs: list[str], encoder, *, layer: int = -1
+                   ) -> dict[str, list[float]]:
+    """Every segment-level metric of the stage on one pair's judged segments.
+
+    BERTScore and the "same vectors" mover distances read hidden state ``layer``; the v1
+    recipe its last five; the Table 6 analogue every layer of the encoder in turn.
+    """
     from markeval import bertscore, moverscore, sentence_bleu
 
-    b = bertscore(hyps, refs, model=encoder, progress=False)
+    b = bertscore(hyps, refs, model=encoder, layer=layer, progress=False)
     out = {"SentBLEU": [sentence_bleu(h, [r]).score for h, r in zip(hyps, refs)],
            "HMD-P (BERTScore P)": b.sentence_precision,
            "HMD-R (BERTScore R)": b.sentence_recall, "HMD-F (BERTScore F)": b.sentence_f1}
     for n in (1, 2):
         out[f"WMD-{n} same vectors"] = moverscore(hyps, refs, model=encoder, progress=False,
-                                                  n_gram=n, **SAME_VECTORS).sentence_scores
+                                                  n_gram=n, layers=[layer],
+                                                  **SAME_VECTORS).sentence_scores
     for name, options in {"WMD-1": dict(n_gram=1), "WMD-2": dict(n_gram=2),
                           "SMD": dict(level="sentence")}.items():
         out[f"{name} (v1)"] = moverscore(hyps, refs, model=encoder, preset="v1", progress=False,
                                          **options).sentence_scores
-    for layer in SINGLE_LAYERS:
+    for layer in range(1, encoder.num_layers + 1):
         out[f"WMD-1 layer {layer}"] = moverscore(hyps, refs, model=encoder, preset="v1",
                                                  n_gram=1, layers=[layer],
                                                  progress=False).sentence_scores
     return out
 
 
-def _segment_settings(profile: str) -> dict:
-    return {"pairs": SEGMENT_PAIRS, "segments": 60 if profile == "ci" else None,
-            "encoder": ENCODER, "detokenize": True, "disk_cache": profile == "ci"}
+def _segment_settings(profile: str, encoder: str = ENCODER) -> dict:
+    ci = profile == "ci"
+    # the 12-layer encoder encodes about six times slower: its ci slice is smaller
+    segments = (60 if encoder == ENCODER else 12) if ci else None
+    return {"pairs": SEGMENT_PAIRS, "segments": segments, "encoder": encoder, "detokenize": True,
+            "disk_cache": ci}
 
 
 def _segment_compute(unit: str, settings: dict) -> pd.DataFrame:
     from markeval.experiments.translation import segment_level_scores, sentence_subset
 
-    encoder = _encoder(range(0, 7), settings)
+    layers = ENCODER_LAYERS[settings["encoder"]]
+    encoder = _encoder(range(0, layers["layers"] + 1), settings)
     table = segment_level_scores(
-        unit, {"m": lambda h, r: segment_scores(h, r, encoder)},
+        unit, {"m": lambda h, r: segment_scores(h, r, encoder, layer=layers["same"])},
         subset=sentence_subset(560, settings["segments"]), detokenize=settings["detokenize"])
     table["metric"] = table.metric.str.replace("m ", "", n=1)
     wide = table.pivot_table(index=["sid", "system", "human"], columns="metric",
@@ -137,7 +150,8 @@ def segment_correlations(rows: pd.DataFrame, n_resamples: int = 0, seed: int = 0
                                 seed=seed)
 
 
-#: Our segment metric -> (table, row) of MoverScore beside it.
+#: Our segment metric -> (table, row) of MoverScore beside it (the Table 6 layers are added
+#: per encoder by :func:`segment_rows`).
 SEGMENT_ROWS = {
     "HMD-F (BERTScore F)": [("Table 1", "BERTScore-F1"), ("Table 5", "Hmd-F1 + BERT")],
     "HMD-R (BERTScore R)": [("Table 5", "Hmd-Recall + BERT")],
@@ -148,10 +162,15 @@ SEGMENT_ROWS = {
                    ("Table 6", "Wmd-1 + BERT + PMeans")],
     "WMD-2 (v1)": [("Table 1", "Wmd-2 + BERT + MNLI + PMeans")],
     "SMD (v1)": [("Table 1", "Smd + BERT + MNLI + PMeans")],
-    # BERT's last five layers (8-12) beside MiniLM's last five (2-6)
-    **{f"WMD-1 layer {layer}": [("Table 6", f"Wmd-1 + BERT + Layer {layer + 6}")]
-       for layer in SINGLE_LAYERS[1:]},
 }
+
+
+def segment_rows(encoder: str) -> dict[str, list[tuple[str, str]]]:
+    """:data:`SEGMENT_ROWS` with the Table 6 layers: BERT's last five (8-12) beside the
+    encoder's last five, counted from the top (MiniLM's 2-6, all-mpnet-base-v2's 8-12)."""
+    top = ENCODER_LAYERS[encoder]["layers"]
+    return {**SEGMENT_ROWS, **{f"WMD-1 layer {top - 12 + bert}": [
+        ("Table 6", f"Wmd-1 + BERT + Layer {bert}")] for bert in range(8, 13)}}
 
 
 def _segment_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
@@ -160,13 +179,16 @@ def _segment_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     corr = segment_correlations(rows)
     r = corr.set_index(["metric", "pair"]).value
     n = int(corr.n.max())
+    encoder = settings["encoder"]
+    same = ENCODER_LAYERS[encoder]["same"]
+    same = "last-layer" if same == ENCODER_LAYERS[encoder]["layers"] else f"layer-{same}"
     out = []
-    for metric, places in SEGMENT_ROWS.items():
+    for metric, places in segment_rows(encoder).items():
         for table, row in places:
             columns = list(paper_table("MoverScore", table).columns)
-            detail = ("same last-layer vectors" if "same" in metric or "HMD" in metric
+            detail = (f"same {same} vectors" if "same" in metric or "HMD" in metric
                       else "v1 recipe" if "v1" in metric else "single layer, v1 recipe")
-            setting = f"{ENCODER}; {detail}; {n} segments per pair; |Pearson r|"
+            setting = f"{encoder}; {detail}; {n} segments per pair; |Pearson r|"
             for column in columns:
                 if column == "Average":
                     value = float(np.mean([r[(metric, p)] for p in SEGMENT_PAIRS]))
@@ -206,18 +228,18 @@ def set_metrics(embed, settings: dict):
 
 
 def system_scores(hyps: list[str], refs: list[str], encoder, level: str,
-                  sets) -> dict[str, float]:
+                  sets, *, layer: int = -1) -> dict[str, float]:
     """One system's scores: BLEU, BERTScore F, MoverScore and set metrics at ``level``.
 
     ``level`` is ``'sentence'`` (one pooled vector per sentence) or ``'word'`` (each word
     piece at each of the last five layers is a sample); ``sets`` is :func:`set_metrics` on
-    that level's samples. Set metrics are oriented so that larger is closer to the
-    references: -FID.
+    that level's samples. BERTScore reads hidden state ``layer``. Set metrics are oriented so
+    that larger is closer to the references: -FID.
     """
     from markeval import bertscore, bleu, fid, moverscore
 
     out = {"BLEU": bleu(hyps, refs).score,
-           "BERTScore F": bertscore(hyps, refs, model=encoder, progress=False).f1,
+           "BERTScore F": bertscore(hyps, refs, model=encoder, layer=layer, progress=False).f1,
            "MoverScore WMD-1": moverscore(hyps, refs, model=encoder, preset="v1",
                                           progress=False).score}
     ref, cand = sets.embed(refs), sets.embed(hyps)  # read from the encoder's memory
@@ -228,12 +250,20 @@ def system_scores(hyps: list[str], refs: list[str], encoder, level: str,
     return out
 
 
-def _system_settings(profile: str) -> dict:
+def _system_settings(profile: str, encoder: str = ENCODER) -> dict:
     ci = profile == "ci"
+    common = {"encoder": encoder, "detokenize": True, "ks": list(KS), "default_k": DEFAULT_K,
+              "ipr_k": IPR_K, "prd_clusters": 20, "prd_runs": 2, "disk_cache": ci}
+    if encoder != ENCODER:
+        # The 12-layer encoder reads about 35 texts a second on two cores, six times fewer
+        # than MiniLM: every sentence of every system would take over an hour. Its subset:
+        # 500 sentences per system (Table 5) and one draw of 50 (Tables 2 and 6).
+        return {"pairs": ["cs-en"] if ci else SYSTEM_PAIRS, "sentences": 24 if ci else 500,
+                "word_sizes": [3] if ci else [50], "word_draws": [1], **common}
     # ci: two pairs (13 systems), a few sentences, near a minute in all. full: the five pairs
     # of ME Table 2, every sentence at sentence level; at word level the sizes and draws that
     # keep the whole stage near 55 minutes on two CPU cores (see the module docstring).
-    return {"pairs": ["cs-en", "ru-en"] if ci else SYSTEM_PAIRS, "encoder": ENCODER,
+    return {"pairs": ["cs-en", "ru-en"] if ci else SYSTEM_PAIRS, "encoder": encoder,
             "detokenize": True, "sentences": 24 if ci else None,
             "word_sizes": [3, 6] if ci else list(FULL_WORD_DRAWS),
             "word_draws": [2, 2] if ci else list(FULL_WORD_DRAWS.values()),
@@ -294,7 +324,8 @@ def _system_compute(unit: str, settings: dict) -> pd.DataFrame:
     out = []
     for system, human in humans.items():
         outputs = data.systems[mapping[system]]
-        scores = system_scores([outputs[i] for i in keep], refs, encoder, level, sets)
+        scores = system_scores([outputs[i] for i in keep], refs, encoder, level, sets,
+                               layer=ENCODER_LAYERS[settings["encoder"]]["same"])
         out.append(pd.DataFrame({"pair": pair, "system": system, "level": level,
                                  "size": len(keep), "draw": draw, "human": float(human),
                                  "metric": list(scores),
@@ -429,10 +460,11 @@ def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
                 choices = [(None, f"IPR k={settings['ipr_k']}" if column == "IMPAR" else "")]
             for k, k_label in choices:
                 metric = template.format(k=k)
-                setting = "; ".join(s for s in (ENCODER, sizes, k_label) if s)
+                setting = "; ".join(s for s in (settings["encoder"], sizes, k_label) if s)
                 values = {p: r[(metric, p)] for p in settings["pairs"]}
                 if column in ("BERTScore", "MoverScore"):
-                    setting = f"{ENCODER}; mean over {sentences} sentences per system"
+                    setting = (f"{settings['encoder']}; mean over {sentences} sentences per "
+                               "system")
                     values = {p: per_sentence[(metric, p)] for p in settings["pairs"]}
                 for pair, value in values.items():
                     out.append(comparison_row("Mark-Evaluate", table, f"{pair} (r)", column,
@@ -445,29 +477,40 @@ def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
 
 
 def _system_check_units(settings: dict) -> list[str]:
-    if settings["sentences"] is None:
+    if settings["sentences"] is None or settings["sentences"] > 50:
         return []  # a full unit takes minutes
     return ["sentence/cs-en", f"word/cs-en/{settings['word_sizes'][0]}/0"]
 
 
-STAGES = (
-    Stage(name="wmt17_segment",
-          title="MoverScore Tables 1, 5, 6 (WMT17 segment-level DA)",
-          settings=_segment_settings, units=lambda settings: list(settings["pairs"]),
-          compute=_segment_compute, compare=_segment_compare,
-          check_units=lambda settings: ["lv-en"] if settings["segments"] else [],
-          # No k-NN here: every score is a continuous function of the float32 vectors, which
-          # differ between CPUs and BLAS builds by about 1e-6; 1e-4 leaves a margin of 100.
-          tolerance=1e-4, selection=("pairs",), parallel=True),
-    Stage(name="wmt17_system",
-          title="Mark-Evaluate Tables 2, 5, 6 and the word-level sample-size study (WMT17)",
-          settings=_system_settings, units=_system_units, compute=_system_compute,
-          compare=_system_compare, check_units=_system_check_units,
-          # Besides the ~1e-6 of the float32 vectors (BLEU aside, every score moves by about
-          # that), a k-NN or k-means score steps by 1/n when another CPU's last bits swap two
-          # neighbours. The ci word unit checked has >= 200 samples per set, so one swap moves
-          # a score by <= 1/200. (Among the 24 sentence vectors of the ci sentence unit a swap
-          # would move it by 1/24, but it needs two distances within ~1e-6 of each other, far
-          # below their gaps there.)
-          tolerance=5e-3, selection=("pairs", "word_sizes", "word_draws"), parallel=True),
-)
+def _stages(encoder: str, suffix: str = "") -> tuple[Stage, Stage]:
+    model = "" if encoder == ENCODER else f", {encoder}"
+    return (
+        Stage(name=f"wmt17_segment{suffix}",
+              title=f"MoverScore Tables 1, 5, 6 (WMT17 segment-level DA{model})",
+              settings=lambda profile: _segment_settings(profile, encoder),
+              units=lambda settings: list(settings["pairs"]),
+              compute=_segment_compute, compare=_segment_compare,
+              check_units=lambda settings: ["lv-en"] if settings["segments"] else [],
+              # No k-NN here: every score is a continuous function of the float32 vectors,
+              # which differ between CPUs and BLAS builds by about 1e-6; 1e-4 leaves a margin
+              # of 100.
+              tolerance=1e-4, selection=("pairs",), parallel=True),
+        Stage(name=f"wmt17_system{suffix}",
+              title=("Mark-Evaluate Tables 2, 5, 6 and the word-level sample-size study "
+                     f"(WMT17{model})" if not model else
+                     f"Mark-Evaluate Tables 2, 5, 6 on a subset (WMT17{model})"),
+              settings=lambda profile: _system_settings(profile, encoder),
+              units=_system_units, compute=_system_compute,
+              compare=_system_compare, check_units=_system_check_units,
+              # Besides the ~1e-6 of the float32 vectors (BLEU aside, every score moves by
+              # about that), a k-NN or k-means score steps by 1/n when another CPU's last bits
+              # swap two neighbours. The ci word units checked have >= 200 samples per set,
+              # so one swap moves a score by <= 1/200. (Among the few sentence vectors of a ci
+              # sentence unit a swap would move it by more, but it needs two distances within
+              # ~1e-6 of each other, far below their gaps there.)
+              tolerance=5e-3, selection=("pairs", "word_sizes", "word_draws"), parallel=True),
+    )
+
+
+#: MiniLM (the book's encoder) and all-mpnet-base-v2 (the papers' model shape), side by side.
+STAGES = _stages(ENCODER) + _stages(MPNET, "_mpnet")

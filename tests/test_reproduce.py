@@ -81,14 +81,18 @@ def test_fresh_recomputes_and_settings_key_the_cache(toy):
 
 def test_a_parallel_stage_computes_its_units_in_workers_and_gives_the_serial_rows(toy):
     out, cache = toy / "out", toy / "cache"
-    parallel = dataclasses.replace(_toy(), parallel=True)
+    prepared = toy / "prepared"
+    parallel = dataclasses.replace(_toy(), parallel=True,
+                                   prepare=lambda settings: prepared.write_text("once"))
     interrupt_at.append("c")
     with pytest.raises(KeyboardInterrupt):  # serially: a and b are kept
         run.run_stage(parallel, "ci", out, cache_root=cache, progress=False)
     interrupt_at.clear()
     calls.clear()
+    assert not prepared.exists()  # serial units need no shared inputs prepared
     resumed = run.run_stage(parallel, "ci", out, cache_root=cache, progress=False, n_jobs=2)
     assert calls == [] and (resumed.computed, resumed.reused) == (2, 2)  # c, d in workers
+    assert prepared.read_text() == "once"
     serial = run.run_stage(_toy(), "ci", toy / "serial", cache_root=toy / "cache2",
                            progress=False)
     assert serial.computed == 4

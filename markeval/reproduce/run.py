@@ -77,6 +77,8 @@ def compute_units(stage: Stage, profile: str, units=None, *, store: UnitStore | 
     missing = [unit for unit in units if store.get(unit) is None]
     fan_out = stage.parallel and n_jobs != 1 and isinstance(store, UnitStore) and len(missing) > 1
     if fan_out:
+        if stage.prepare is not None:
+            stage.prepare(settings)  # shared inputs to the disk cache once, not once per worker
         run_units(_compute_into_store, [(stage, profile, settings, unit, store.root)
                                         for unit in missing],
                   n_jobs=n_jobs, progress=progress, desc=f"{stage.name} ({profile})")

@@ -66,6 +66,10 @@ class Stage:
         Units are self-contained (each builds, or reads from the disk cache, everything it
         needs), so several may run at once in worker processes
         (:func:`markeval.reproduce.run.compute_units` with ``n_jobs``).
+    prepare : callable, optional
+        ``prepare(settings)``: computes the inputs every unit shares into the disk cache, once,
+        before units go to worker processes (which would otherwise each compute them: the
+        generator ladder's 12,000 sentences, say). It changes no number.
     """
 
     name: str
@@ -78,6 +82,7 @@ class Stage:
     tolerance: float = 1e-9
     selection: tuple[str, ...] = ()
     parallel: bool = False
+    prepare: Callable[[dict], None] | None = None
 
     def settings_for(self, profile: str) -> dict:
         """The settings of ``profile`` (``'ci'`` or ``'full'``), checked to be JSON values."""

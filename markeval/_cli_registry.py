@@ -11,6 +11,7 @@ annotation says nothing a command line can use (callables, paths, lists).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import difflib
 import importlib
@@ -24,6 +25,13 @@ from markeval import registry
 
 class CLIError(Exception):
     """A user error: printed as one line on stderr, exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line (its default prints the usage first)."""
+
+    def error(self, message):
+        raise CLIError(f"{message} (see `{self.prog} --help`)")
 
 
 def _to_bool(text: str) -> bool:

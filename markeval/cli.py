@@ -6,8 +6,9 @@ system output (one sentence per line) against one or more line-aligned reference
 paired significance tests (bootstrap or approximate randomization) of systems against a
 baseline; ``python -m markeval me --reference a.txt --candidate b.txt`` gives the Mark-Evaluate
 scores of two sets of sentences; ``python -m markeval list`` prints the metrics and their options;
-``python -m markeval cache`` shows where the on-disk cache lives and its size per kind, and
-``python -m markeval cache clear KIND`` empties a kind.
+``python -m markeval cache`` shows where the on-disk cache lives and its size per kind,
+``python -m markeval cache clear KIND`` removes what markeval wrote of a kind (``--dry-run``
+lists it) and ``python -m markeval cache verify`` hashes data sets and models.
 
 Every user error (missing file, line counts that differ, unknown metric or option, a file that
 is not UTF-8, a value the metric rejects) ends with one line on stderr and exit status 2.
@@ -25,20 +26,13 @@ from pathlib import Path
 from markeval import __version__, registry
 from markeval._cli_io import (format_comparison, format_corpus, format_sentences, name_lines,
                               read_aligned, read_lines, read_npy, read_systems)
-from markeval._cli_registry import (NOT_SCORED, CLIError, Row, available, get_metric, not_scored,
-                                    parse_options)
+from markeval._cli_registry import (NOT_SCORED, CLIError, OneLineParser, Row, available,
+                                    get_metric, not_scored, parse_options)
 from markeval.population.mark_evaluate import SCHNABEL_ESTIMATORS
 
 __all__ = ["main"]
 
 EXIT_USAGE = 2
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error in one line (its default prints the usage first)."""
-
-    def error(self, message):
-        raise CLIError(f"{message} (see `{self.prog} --help`)")
 
 
 def _progress(args) -> bool:
@@ -83,28 +77,14 @@ def _score(args) -> str:
     return (format_sentences if args.sentence else format_corpus)(rows, args.fmt, meta)
 
 
-_STATISTICS_FUNCTIONS = {"chrf": ("chrF", "markeval.lexical.chrf:chrf"),
-                         "ter": ("TER", "markeval.lexical.ter:ter")}
-
-
 def _compare_metric(name: str):
     """The command-line metric whose options ``--opt`` sets for ``compare -m name``: the
-    registry family's (``rouge1`` -> ``rouge``); chrF and TER also before they are registered."""
-    from markeval._cli_registry import Metric, _CONVERTERS
-
+    registry family's (``rouge1`` -> ``rouge``)."""
     try:
         family = registry.get(name).family
     except ValueError:
-        family = name.lower()
-    try:
-        return get_metric(family)
-    except CLIError:
-        if family not in _STATISTICS_FUNCTIONS:
-            raise
-    label, function = _STATISTICS_FUNCTIONS[family]
-    info = registry.MetricInfo(family, label, label, function, "texts", family != "ter",
-                               "quality", False, None)
-    return Metric(family, label, info, _CONVERTERS.get(family, {}))
+        family = name  # get_metric refuses it, suggesting the closest name
+    return get_metric(family)
 
 
 def _compare(args) -> str:
@@ -117,9 +97,7 @@ def _compare(args) -> str:
     named, references = read_systems(args.baseline, args.system, args.ref)
     results = []
     for name in names:
-        family = cli_metrics[name].name
-        opts = {k: v for k, v in options.get(family, {}).items()
-                if not (family == "rouge" and k == "types")}
+        opts = options.get(cli_metrics[name].name, {})
         with warnings.catch_warnings(record=True) as caught:
             try:
                 metric = name if name in registry.names() else name.lower()
@@ -204,22 +182,59 @@ def _size(n: int) -> str:
         n /= 1024
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def _listing(paths, root: Path, limit: int = 20) -> list[str]:
+    def shown(path: Path) -> str:
+        name = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            return f"{name} -> {os.readlink(path)} (a link: not followed)"
+        return name + ("/" if path.is_dir() else "")
+
+    lines = [f"  {shown(path)}" for path in paths[:limit]]
+    if len(paths) > limit:
+        lines.append(f"  ... and {len(paths) - limit} more")
+    return lines
+
+
 def _cache(args) -> str:
     import json
 
-    from markeval.cache import CACHE_KINDS, cache_root, cache_usage, clear_cache
+    from markeval.cache import CLEAR_CHOICES, cache_root, cache_usage, clear_cache, verify_cache
 
     root = cache_root()
+    if args.dry_run and args.action != "clear":
+        raise CLIError(f"--dry-run goes with cache clear, not cache {args.action}")
     if args.action == "clear":
-        kinds = ("all", *CACHE_KINDS, "partial")
-        unknown = [kind for kind in args.kinds if kind not in kinds]
+        unknown = [kind for kind in args.kinds if kind not in CLEAR_CHOICES]
         if unknown or not args.kinds:
-            raise CLIError(f"cache clear needs kinds from {', '.join(kinds)}"
+            raise CLIError(f"cache clear needs kinds from {', '.join(CLEAR_CHOICES)}"
                            + (f"; got {' '.join(unknown)}" if unknown else ""))
-        removed = sum(clear_cache(kind) for kind in dict.fromkeys(args.kinds))
-        return f"removed {removed} files from {root}"
+        done = [clear_cache(kind, dry_run=args.dry_run) for kind in dict.fromkeys(args.kinds)]
+        removed = [p for d in done for p in d.removed]
+        kept = list(dict.fromkeys(p for d in done for p in d.kept))
+        size = _size(sum(d.bytes for d in done))
+        if args.dry_run:
+            lines = [f"would remove {_count(len(removed), 'file')} ({size}) from {root}"
+                     + (":" if removed else "")] + _listing(removed, root, limit=len(removed))
+        else:
+            lines = [f"removed {_count(len(removed), 'file')} ({size}) from {root}"]
+        if kept:
+            lines += [f"left {_count(len(kept), 'entry', 'entries')} markeval did not write "
+                      "(or a link it does not follow):"] + _listing(kept, root)
+        return "\n".join(lines)
     if args.kinds:
         raise CLIError(f"cache {args.action} takes no kind (got {' '.join(args.kinds)})")
+    if args.action == "verify":
+        checks = verify_cache()
+        lines = [f"{'ok' if c.sound else 'DAMAGED'}  {c.kind}: {c.path}: {c.finding}"
+                 for c in checks] or [f"nothing to verify under {root}"]
+        if not all(c.sound for c in checks):
+            print("\n".join(lines))
+            raise _Damaged("some cache content is damaged and could not be repaired")
+        return "\n".join(lines)
     usage = cache_usage()
     setting = ("set by MARKEVAL_CACHE" if os.environ.get("MARKEVAL_CACHE")
                else "the default; set MARKEVAL_CACHE to move it")
@@ -227,14 +242,19 @@ def _cache(args) -> str:
         return json.dumps({"root": str(root), "usage": usage}, indent=2)
     lines = [f"cache root: {root} ({setting})", f"{'kind':<12}{'files':>8}{'size':>12}"]
     lines += [f"{kind:<12}{u['files']:>8}{_size(u['bytes']):>12}" for kind, u in usage.items()]
+    lines.append("other: what markeval did not write there; never cleared")
     return "\n".join(lines)
+
+
+class _Damaged(Exception):
+    """``cache verify`` found damage it could not repair: exit status 1."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``markeval`` command."""
-    parser = _Parser(prog="markeval", description="Metrics for generated text.")
+    parser = OneLineParser(prog="markeval", description="Metrics for generated text.")
     parser.add_argument("--version", action="version", version=f"markeval {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     p = sub.add_parser("score", help="score a system output against references",
                        description="Score hypotheses (one per line) against line-aligned "
@@ -302,15 +322,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list the metrics and their options")
     p.set_defaults(run=_list)
 
-    p = sub.add_parser("cache", help="where the on-disk cache lives, its size; clear it",
-                       description="markeval keeps downloaded data sets (kind 'data') and "
-                                   "embeddings (kind 'embeddings') under one folder: "
-                                   "$MARKEVAL_CACHE, or ~/.cache/markeval. 'partial' files are "
-                                   "what a killed process left while writing.")
-    p.add_argument("action", nargs="?", choices=("info", "clear"), default="info",
-                   help="info (default): the folder and its size per kind; clear: delete kinds")
+    p = sub.add_parser("cache", help="where the on-disk cache lives, its size; verify, clear it",
+                       description="markeval keeps downloaded data sets (kind 'data'), "
+                                   "embeddings, assembled models, reproduction units and more "
+                                   "under one folder: $MARKEVAL_CACHE, or ~/.cache/markeval. "
+                                   "'partial' files are what a killed process left while "
+                                   "writing. clear removes only files markeval wrote and lists "
+                                   "anything else it finds; verify hashes data sets and models "
+                                   "and repairs what it can.")
+    p.add_argument("action", nargs="?", choices=("info", "clear", "verify"), default="info",
+                   help="info (default): the folder and its size per kind; clear: delete kinds; "
+                        "verify: check hashes and repair")
     p.add_argument("kinds", nargs="*", metavar="KIND",
-                   help="for clear: data, embeddings, partial or all")
+                   help="for clear: data, embeddings, models, reproduce, results, wordnet, "
+                        "partial or all")
+    p.add_argument("--dry-run", action="store_true",
+                   help="for clear: list what would be removed, remove nothing")
     p.add_argument("--json", dest="fmt", action="store_const", const="json", default="table",
                    help="print JSON (info)")
     p.set_defaults(run=_cache)
@@ -325,7 +352,7 @@ def main(argv=None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status.
 
     0 on success, 2 on a user error (one line on stderr), 1 when the reader of stdout went
-    away (``| head``).
+    away (``| head``) or ``cache verify`` found damage it could not repair, 130 on Ctrl-C.
 
     Examples
     --------
@@ -352,10 +379,17 @@ def main(argv=None) -> int:
     except CLIError as err:
         print(f"markeval: error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except (ValueError, TypeError, OSError) as err:
+    except _Damaged as err:
+        print(f"markeval: error: {err}", file=sys.stderr)
+        return 1
+    except (ValueError, TypeError, OSError, ArithmeticError) as err:
         # Bad input that the library rejects: its message names the offending value.
         message = " ".join(str(err).split())
         print(f"markeval: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print("markeval: error: out of memory (a smaller input or fewer resamples may fit)",
+              file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -30,11 +30,32 @@ import numpy as np
 
 from markeval._checks import check_resampling
 
-__all__ = ["BootstrapResult", "bootstrap", "multiplicities", "percentile_interval",
-           "replicates", "resample_indices"]
+__all__ = ["BootstrapResult", "MAX_DRAWS", "bootstrap", "check_draws", "multiplicities",
+           "percentile_interval", "replicates", "resample_indices"]
 
 #: Upper bound on the entries of one block of resampled indices (about 32 MB of int64).
 BLOCK_ENTRIES = 4_000_000
+#: The most index draws (resamples x items) one resampling may ask for: a minute or two of
+#: drawing and summing on one core. Beyond it no printed digit changes: 10,000 items allow
+#: 10**6 resamples, whose p-value step (1e-6) is below the four decimals a table shows.
+MAX_DRAWS = 10**10
+
+
+def check_draws(n: int, n_resamples: int, what: str = "resamples") -> None:
+    """Refuse ``n_resamples`` resamples of ``n`` items when they exceed :data:`MAX_DRAWS`.
+
+    Examples
+    --------
+    >>> check_draws(3000, 10_000)
+    >>> check_draws(3, 10**12)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_resamples=1000000000000 resamples of 3 items are 3e+12 index draws, beyond the 1e+10 one resampling may take; ask for at most 3333333333 resamples
+    """
+    if n * n_resamples > MAX_DRAWS:
+        raise ValueError(f"n_resamples={n_resamples} {what} of {n} items are "
+                         f"{n * n_resamples:.3g} index draws, beyond the {MAX_DRAWS:.0e} one "
+                         f"resampling may take; ask for at most {MAX_DRAWS // max(n, 1)} {what}")
 
 
 @dataclass(frozen=True)
@@ -124,17 +145,19 @@ def resample_indices(n: int, n_resamples: int, seed: int, *, legacy: bool = Fals
     Row ``b`` of the concatenated blocks is resample ``b``; the blocks hold at most
     ``block_entries`` indices (one row at least). ``legacy=True`` draws from
     ``numpy.random.RandomState(seed)`` as ``rng.choice(n, size=n)`` per resample would.
+    A request beyond :data:`MAX_DRAWS` is refused here, before anything is drawn.
 
     Examples
     --------
     >>> [block.tolist() for block in resample_indices(3, 2, seed=0, block_entries=3)]
     [[[2, 1, 1]], [[0, 0, 0]]]
     """
+    check_draws(n, n_resamples)
     rng = np.random.RandomState(seed) if legacy else np.random.default_rng(seed)
     draw = rng.randint if legacy else rng.integers
     rows = max(1, block_entries // max(n, 1))
-    for start in range(0, n_resamples, rows):
-        yield draw(0, n, size=(min(rows, n_resamples - start), n))
+    return (draw(0, n, size=(min(rows, n_resamples - start), n))
+            for start in range(0, n_resamples, rows))
 
 
 def multiplicities(indices: np.ndarray, n: int) -> np.ndarray:

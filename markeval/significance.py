@@ -22,7 +22,7 @@ so ``|A'_t - B'_t|`` often equals ``delta`` exactly; like sacrebleu, a tie is no
 
 How a metric is resampled:
 
-* **Sufficient statistics** (BLEU; chrF and TER once their modules exist): per-sentence
+* **Sufficient statistics** (BLEU, chrF, chrF++ and TER): per-sentence
   statistics are computed once, a resample sums rows of them (a matrix product with the
   resample's multiplicities), and the score is recomputed from the sums, vectorised over all
   resamples and systems. Nothing is re-tokenised.
@@ -40,6 +40,22 @@ followed, on the same generator, by 1000 bootstrap resamples for each system's i
 (sacrebleu's ``n_ar_confidence``; the baseline's interval under AR uses a fresh generator,
 as in sacrebleu). sacrebleu's paired bootstrap casts the statistics to float32 before summing
 them; that is reproduced too, so BLEU agrees exactly.
+
+**The smallest test set: six sentences.** Approximate randomization is an exact permutation
+test drawn at random: of the ``2**n`` ways to swap ``n`` sentences between two systems, two
+(swap none, swap all) give the observed difference itself, so the exact p-value can never be
+below ``2 / 2**n``. For ``n <= 5`` that floor is above 0.05 (1/16 at five sentences): no
+outcome could be evidence at the usual level. The bootstrap draws from the same ``n``
+sentences and is as blind (one sentence has one resample: itself). Yet the strict count
+below, sacrebleu's, gives a single sentence p = 1 / (N + 1), "significant". So fewer than
+:data:`MIN_SENTENCES` sentences are refused, with the count and the minimum. Refusing was
+chosen over returning p = 1 with a warning: a p-value of 1 reads as a measured "no
+difference" in every table and script that drops warnings, and nothing was measured.
+
+**What a request may cost.** The index draws (resamples or trials times sentences) are capped
+by :data:`markeval.resampling.MAX_DRAWS`, and approximate randomization's swap matrix, which
+sacrebleu's random stream draws in one array (drawing it in blocks gives other swaps), by
+:data:`MAX_SWAP_BYTES`; a larger request is refused with its size and the largest allowed.
 
 Two deliberate differences from sacrebleu 2.6.0:
 
@@ -61,7 +77,7 @@ import numpy as np
 
 from markeval._checks import (check_bool, check_choice, check_confidence, check_int,
                               check_references, check_seed, check_string, check_strings)
-from markeval.resampling import multiplicities, resample_indices
+from markeval.resampling import check_draws, multiplicities, resample_indices
 
 __all__ = ["SignificanceResult", "SystemComparison", "TESTS", "paired_significance"]
 
@@ -72,6 +88,11 @@ DEFAULT_RESAMPLES = {"bs": 1000, "ar": 10000}
 AR_CONFIDENCE_RESAMPLES = 1000
 #: Rows of resamples or trials handled at once (bounds the memory of a block).
 _BLOCK_ENTRIES = 4_000_000
+#: Fewest sentences the tests can say anything about (see the module notes): the smallest n
+#: with 2 / 2**n <= 0.05.
+MIN_SENTENCES = 6
+#: Largest swap matrix (trials x sentences, one byte each) approximate randomization draws.
+MAX_SWAP_BYTES = 2**31
 
 
 @dataclass(frozen=True)
@@ -206,7 +227,7 @@ def format_table(results: list[SignificanceResult], width: int = 2) -> str:
 
 
 def _label(result: SignificanceResult) -> str:
-    if result.metric == "chrf":  # chrF2 or chrF2++, as sacrebleu names the column
+    if result.metric in ("chrf", "chrf++"):  # chrF2 or chrF2++, as sacrebleu names the column
         return result.signature.split("|")[0]
     from markeval import registry
 
@@ -246,13 +267,13 @@ def _bleu_resampler(references, options: Mapping) -> _Resampler:
     tokenize = opts.pop("tokenize", None)
     lowercase = opts.pop("lowercase", None)
     weights = opts.pop("weights", None)
-    if opts:
-        raise TypeError(f"unknown options for bleu: {sorted(opts)}")
+    opts.pop("warn", None)  # NLTK's warnings about zero counts: nothing to resample
     smooth, value, effective_order = B._check_smoothing(smooth, smooth_value,
                                                         effective_order, False)
     weights, max_order = B._check_weights(weights, max_order, smooth)
-    prepared = B.NGramReferences(references, tokenize=tokenize or "13a",
-                                 lowercase=bool(lowercase))
+    # None means the defaults, as in bleu(); anything else is checked by NGramReferences
+    prepared = B.NGramReferences(references, tokenize="13a" if tokenize is None else tokenize,
+                                 lowercase=False if lowercase is None else lowercase)
 
     def rows(hypotheses):
         stats = B.bleu_statistics(hypotheses, prepared,
@@ -277,11 +298,7 @@ def _statistics_resampler(name: str, module: str, statistics: str):
     def build(references, options: Mapping) -> _Resampler:
         import importlib
 
-        try:
-            mod = importlib.import_module(module)
-        except ImportError:
-            raise ValueError(f"metric {name!r} is not available ({module} is missing)") from None
-        stats_fn = getattr(mod, statistics)
+        stats_fn = getattr(importlib.import_module(module), statistics)
 
         def rows(hypotheses):
             stats = stats_fn(hypotheses, references, **options)
@@ -296,11 +313,7 @@ def _statistics_resampler(name: str, module: str, statistics: str):
 
         from markeval import registry
 
-        try:
-            higher = registry.get(name).higher_is_better
-        except ValueError:  # not registered yet
-            higher = name != "ter"
-        resampler = _Resampler(name, rows, score, "", higher)
+        resampler = _Resampler(name, rows, score, "", registry.get(name).higher_is_better)
         return resampler
 
     return build
@@ -321,8 +334,9 @@ def _ter_scores_float32(sums: np.ndarray) -> np.ndarray:
 _FLOAT32_SCORERS = {"ter": _ter_scores_float32}
 
 
-#: Metrics resampled through sufficient statistics: name -> builder(references, options).
-#: chrF and TER plug in through their statistics objects (see :func:`_statistics_resampler`).
+#: Metric families resampled through sufficient statistics: family -> builder(references,
+#: options). chrF and TER plug in through their statistics objects
+#: (see :func:`_statistics_resampler`).
 STATISTICS_METRICS: dict[str, Callable[[list, Mapping], _Resampler]] = {
     "bleu": _bleu_resampler,
     "chrf": _statistics_resampler("chrf", "markeval.lexical.chrf", "chrf_statistics"),
@@ -330,15 +344,21 @@ STATISTICS_METRICS: dict[str, Callable[[list, Mapping], _Resampler]] = {
 }
 
 
-def _item_resampler(name: str, references, options: Mapping, progress: bool) -> _Resampler:
+def _resampler(name: str, references, options, progress: bool) -> _Resampler:
+    """How ``name`` (a registry metric of line-aligned texts) is resampled, its ``options``
+    checked as a direct call of the metric checks them."""
     from markeval import registry
 
     info = registry.get(name)
-    if info.inputs != "texts" or info.items is None:
-        usable = sorted(set(STATISTICS_METRICS) | {
-            m.name for m in registry.metrics(inputs="texts") if m.items is not None})
+    usable = [m.name for m in registry.metrics(inputs="texts")
+              if _statistics_builder(m) is not None or m.items is not None]
+    if name not in usable:
         raise ValueError(f"metric={name!r} has neither sufficient statistics nor per-sentence "
                          f"scores to resample (choose one of {usable})")
+    options = _check_options(info, options)
+    build = _statistics_builder(info)
+    if build is not None:
+        return build(references, {**info.options, **options})
     extra = {"progress": progress} if "progress" in _parameters(info.function) else {}
     resampler = _Resampler(name, lambda h: rows(h), lambda s, f: score(s, f), "",
                            info.higher_is_better, mean=True)
@@ -355,6 +375,37 @@ def _item_resampler(name: str, references, options: Mapping, progress: bool) -> 
         return sums[:, 0] / holder["n"]
 
     return resampler
+
+
+def _statistics_builder(info):
+    """The statistics builder of ``info``'s function (chrF++ is chrF's), or None."""
+    from markeval import registry
+
+    for name, build in STATISTICS_METRICS.items():
+        if registry.get(name).corpus == info.corpus:
+            return build
+    return None
+
+
+def _check_options(info, options) -> dict:
+    """``options`` as keyword arguments of ``info``'s function: a mapping of its option names,
+    none of them one that the metric's name fixes (chrF++'s ``word_order``, a ROUGE type's
+    ``types``). Values are checked by the metric itself, as in a direct call."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict of {info.name}'s keyword arguments (e.g. "
+                        f"{{'tokenize': 'intl'}}), got {type(options).__name__}: {options!r}")
+    known = sorted(_parameters(info.function) - {"hypotheses", "references", "progress"})
+    for key, value in options.items():
+        if key not in known:
+            raise TypeError(f"unknown option {key!r} for metric={info.name!r} (its options: "
+                            f"{', '.join(known)})")
+        if key in info.options and value != info.options[key]:
+            raise ValueError(f"metric={info.name!r} fixes {key}={info.options[key]!r}, so "
+                             f"options cannot set {key}={value!r}; choose the metric by name "
+                             f"instead (e.g. metric={info.family!r})")
+    return dict(options)
 
 
 def _parameters(fn) -> set[str]:
@@ -427,9 +478,9 @@ def paired_significance(baseline, systems, references, *, metric: str = "bleu",
     references : list
         ``references[i]``: the reference string, or list of reference strings, of line ``i``.
     metric : str, default "bleu"
-        ``"bleu"`` (and ``"chrf"``, ``"ter"`` where available) resample sufficient
-        statistics; any registry text metric with per-item scores (``"meteor"``,
-        ``"rouge1"`` … ``"rougeLsum"``, ``"bertscore"``, ``"moverscore"``) resamples those.
+        ``"bleu"``, ``"chrf"``, ``"chrf++"`` and ``"ter"`` resample sufficient statistics;
+        any registry text metric with per-item scores (``"meteor"``, ``"rouge1"`` …
+        ``"rougeLsum"``, ``"bertscore"``, ``"moverscore"``) resamples those.
     test : {"bs", "ar"}, default "bs"
         Paired bootstrap resampling or paired approximate randomization.
     n_resamples : int, optional
@@ -439,7 +490,9 @@ def paired_significance(baseline, systems, references, *, metric: str = "bleu",
     confidence : float, default 0.95
         Coverage of each system's bootstrap interval.
     options : mapping, optional
-        Keyword arguments of the metric (``{"tokenize": "intl"}``, ``{"smooth": "floor"}``).
+        Keyword arguments of the metric (``{"tokenize": "intl"}``, ``{"smooth": "floor"}``),
+        checked as a direct call of the metric checks them; an unknown name, or one the
+        metric's name fixes (``word_order`` of ``"chrf++"``), is refused.
     progress : bool, default True
         Progress bar over the systems (and the metric's own, if it has one).
 
@@ -448,18 +501,27 @@ def paired_significance(baseline, systems, references, *, metric: str = "bleu",
     SignificanceResult
         ``rows`` (baseline first), ``to_frame()``, and sacrebleu's table as ``str()``.
 
+    Raises
+    ------
+    ValueError
+        For fewer than :data:`MIN_SENTENCES` sentences (see the module notes), and for a
+        request beyond :data:`~markeval.resampling.MAX_DRAWS` draws or, under ``"ar"``,
+        :data:`MAX_SWAP_BYTES` of swaps.
+
     Examples
     --------
     >>> refs = ["the cat sat on the mat", "a dog barked at the postman",
-    ...         "it rained all day long", "we went to the beach"]
+    ...         "it rained all day long", "we went to the beach",
+    ...         "she reads a book every night", "the train was late again"]
     >>> base = ("base", ["the cat sat on a mat", "a dog barked at postman",
-    ...                  "it rained all day", "we went to a beach"])
+    ...                  "it rained all day", "we went to a beach",
+    ...                  "she reads books every night", "the train is late again"])
     >>> result = paired_significance(base, {"same": base[1]}, refs, test="ar",
     ...                              n_resamples=200, progress=False)
     >>> result["same"].p_value  # a system against itself: never significant
     1.0
     >>> round(result.baseline.score, 2)
-    54.88
+    43.35
     """
     test = check_choice(test, "test", TESTS)
     if n_resamples is None:
@@ -488,12 +550,19 @@ def paired_significance(baseline, systems, references, *, metric: str = "bleu",
                              f"{base_name!r} has {len(base_hyps)}")
         named.append((name, hyps))
     references = check_references(base_hyps, references)
-    options = dict(options or {})
-    if metric in STATISTICS_METRICS:
-        resampler = STATISTICS_METRICS[metric](references, options)
-    else:
-        resampler = _item_resampler(metric, references, options, progress)
     n = len(base_hyps)
+    if n < MIN_SENTENCES:
+        raise ValueError(f"the paired tests need at least {MIN_SENTENCES} sentences to say "
+                         f"anything at p <= 0.05 (below that, no outcome could); the test set "
+                         f"has {n}")
+    check_draws(n, n_resamples, "trials" if test == "ar" else "resamples")
+    if test == "ar" and n * n_resamples > MAX_SWAP_BYTES:
+        raise ValueError(f"n_resamples={n_resamples} trials of {n} sentences need a "
+                         f"{n * n_resamples / 2**30:.3g} GiB swap matrix in one array (the "
+                         f"random stream that gives sacrebleu's p-values), beyond the "
+                         f"{MAX_SWAP_BYTES / 2**30:.0f} GiB allowed; ask for at most "
+                         f"{MAX_SWAP_BYTES // n} trials")
+    resampler = _resampler(metric, references, options, progress)
     from tqdm import tqdm
 
     all_named = [(base_name, base_hyps), *named]

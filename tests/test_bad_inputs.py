@@ -288,6 +288,37 @@ def test_hand_found_inputs_are_refused_by_name(call, match):
         call()
 
 
+def test_fid_of_huge_embeddings_is_computed_or_refused_by_name():
+    x = np.random.default_rng(0).normal(size=(40, 3))
+    y = x[::-1] * 1.5 + 0.5
+    base = markeval.fid(x, y).value
+    # FID(s x, s y) = s**2 FID(x, y): near 1e150 the covariance products overflow float64
+    # unless the inputs are scaled first (by a power of two, which changes no bit).
+    assert markeval.fid(x * 1e150, y * 1e150).value == pytest.approx(base * 1e300, rel=1e-12)
+    assert markeval.fid(x, y).value == base  # the usual range is untouched
+    with pytest.raises(ValueError, match="FID overflows float64: the embeddings reach 3.5e\\+200"):
+        markeval.fid(x * 1e200, y * 1e200)
+
+
+@pytest.mark.parametrize("cache_dir, match", [
+    (123, "cache_dir must be a folder path \\(str or os.PathLike\\), got int: 123"),
+    ("{file}", "cache_dir='{file}' is a file, not a folder"),
+    ("{file}/sub", "cache_dir='{file}/sub' lies under {file}, which is a file, not a folder"),
+])
+def test_a_cache_dir_that_cannot_be_a_folder_is_refused_by_name(tmp_path, cache_dir, match):
+    from markeval.encoders import default_model, memoize
+
+    (tmp_path / "notes.txt").write_text("mine")
+    file = str(tmp_path / "notes.txt")
+    cache_dir = cache_dir.format(file=file) if isinstance(cache_dir, str) else cache_dir
+    match = match.format(file=re.escape(file))
+    with pytest.raises((TypeError, ValueError), match=match):
+        default_model().configure(cache_dir=cache_dir)
+    with pytest.raises((TypeError, ValueError), match=match):
+        memoize(cache_dir=cache_dir)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
 def test_lowercase_no_no_longer_means_yes():
     hyps, refs = ["THE CAT SAT ON THE MAT"], [["the cat sat on the mat"]]
     with pytest.raises(TypeError, match="lowercase must be True or False, got str: 'no'"):

@@ -3,6 +3,7 @@ usage and clearing per kind, and the ``markeval cache`` command."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import shutil
@@ -135,16 +136,46 @@ def test_two_processes_filling_one_entry_never_corrupt_it(tmp_path):
 
 # --------------------------------------------------------------------------- usage and clearing
 
+ENTRY = f"sentence-{40 * 'a'}.npz"  # an embedding entry's name: kind and 40 hex digits
+TAC_FILE = "tac.08.mds.gen.resp-pyr.json"
+
+
 @pytest.fixture
 def root(tmp_path, monkeypatch):
+    """A cache root with one entry of every kind, and the user's own files beside each."""
     monkeypatch.setenv("MARKEVAL_CACHE", str(tmp_path / "cache"))
     base = cache_root()
-    for rel, size in {"tac/a.json": 10, "wmt17/x/b.csv": 20, "embeddings/s.npz": 300,
-                      "embeddings/.part-s.npz.abc": 7, "models/m/config.json": 4,
-                      "notes.txt": 1}.items():
+    files = {f"tac/{TAC_FILE}": 10, "wmt17/references/newstest2017-csen-ref.en": 20,  # data
+             f"embeddings/{ENTRY}": 300, f"embeddings/.part-{ENTRY}.abc": 7,
+             "reproduce/ci/stage-0123/unit.csv": 0, "results/paper_comparison.csv": 5,
+             "nltk_data/corpora/wordnet/lexnames": 3}
+    for rel, size in files.items():
         (base / rel).parent.mkdir(parents=True, exist_ok=True)
         (base / rel).write_bytes(b"x" * size)
+    (base / "reproduce/ci/stage-0123/unit.csv").write_text("# seconds: 1.5\nx\n1\n")
+    model = base / "models" / "all-mpnet-base-v2"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text("{}")
+    (model / ".complete").write_text(json.dumps({"files": {"config.json": [2, hashlib.sha256(
+        b"{}").hexdigest()]}}))
+    # The user's: a file beside every kind of entry, a folder and a file at the top.
+    for rel in ["thesis.tex", "project/chapter.tex", "tac/my-notes.txt", "wmt17/mine.en",
+                "embeddings/vectors-i-made.npz", "models/all-mpnet-base-v2/README.mine",
+                "models/my-model/config.json", "reproduce/ci/stage-0123/notes.csv",
+                "reproduce/draft.csv", "results/mine.csv", "nltk_data/corpora/other/x.txt"]:
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_text("the user's own file")
     return base
+
+
+USER_FILES = ["embeddings/vectors-i-made.npz", "models/all-mpnet-base-v2/README.mine",
+              "models/my-model/config.json", "nltk_data/corpora/other/x.txt",
+              "project/chapter.tex", "reproduce/ci/stage-0123/notes.csv", "reproduce/draft.csv",
+              "results/mine.csv", "tac/my-notes.txt", "thesis.tex", "wmt17/mine.en"]
+
+
+def _files(base):
+    return sorted(p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file())
 
 
 def test_cache_root_follows_the_setting(tmp_path, monkeypatch):
@@ -156,24 +187,71 @@ def test_cache_root_follows_the_setting(tmp_path, monkeypatch):
 
 
 def test_usage_per_kind(root):
-    assert cache_usage() == {"data": {"files": 2, "bytes": 30},
-                             "embeddings": {"files": 1, "bytes": 300},
-                             "models": {"files": 1, "bytes": 4},
-                             "other": {"files": 1, "bytes": 1},
-                             "partial": {"files": 1, "bytes": 7}}
+    usage = cache_usage()
+    assert {k: u["files"] for k, u in usage.items()} == {
+        "data": 2, "embeddings": 1, "models": 2, "reproduce": 1, "results": 1, "wordnet": 1,
+        "partial": 1, "other": 11}  # a user folder (project/, my-model/) counts once
+    assert usage["data"]["bytes"] == 30 and usage["embeddings"]["bytes"] == 300
 
 
-def test_clear_by_kind(root):
-    assert clear_cache("partial") == 1
-    assert clear_cache("embeddings") == 1
-    assert cache_usage()["embeddings"] == {"files": 0, "bytes": 0}
-    assert cache_usage()["data"]["files"] == 2
-    assert clear_cache("models") == 1
-    assert clear_cache("all") == 3
-    assert not any(root.iterdir())
+@pytest.mark.parametrize("kind, gone", [
+    ("data", [f"tac/{TAC_FILE}", "wmt17/references/newstest2017-csen-ref.en"]),
+    ("embeddings", [f"embeddings/{ENTRY}"]),
+    ("models", ["models/all-mpnet-base-v2/.complete", "models/all-mpnet-base-v2/config.json"]),
+    ("reproduce", ["reproduce/ci/stage-0123/unit.csv"]),
+    ("results", ["results/paper_comparison.csv"]),
+    ("wordnet", ["nltk_data/corpora/wordnet/lexnames"]),
+    ("partial", [f"embeddings/.part-{ENTRY}.abc"]),
+])
+def test_clear_removes_only_what_markeval_wrote(root, kind, gone):
+    before = _files(root)
+    done = clear_cache(kind)
+    assert sorted(p.relative_to(root).as_posix() for p in done.removed) == gone
+    assert _files(root) == [f for f in before if f not in gone]
+    # what it left is named: the user's files in this kind's folders
+    folders = cache.CACHE_KINDS[kind].folders if kind != "partial" else ()
+    assert {p.relative_to(root).parts[0] for p in done.kept} == set(folders)
+
+
+def test_clear_all_keeps_every_user_file_and_says_so(root):
+    done = clear_cache("all")
+    assert _files(root) == USER_FILES
+    assert sorted(p.relative_to(root).as_posix() for p in done.kept) == [
+        "embeddings/vectors-i-made.npz", "models/all-mpnet-base-v2/README.mine",
+        "models/my-model", "nltk_data/corpora/other", "project",
+        "reproduce/ci/stage-0123/notes.csv", "reproduce/draft.csv", "results/mine.csv",
+        "tac/my-notes.txt", "thesis.tex", "wmt17/mine.en"]
+    assert not (root / "nltk_data" / "corpora" / "wordnet").exists()  # emptied folders go
+    assert clear_cache("all").removed == ()
     with pytest.raises(ValueError, match="kind must be one of .* got 'weights'"):
         clear_cache("weights")
-    assert clear_cache("all", root / "absent") == 0
+    assert clear_cache("all", root / "absent").removed == ()
+
+
+def test_a_dry_run_removes_nothing(root):
+    before = _files(root)
+    done = clear_cache("all", dry_run=True)
+    assert done.dry_run and len(done.removed) == 9 and _files(root) == before
+
+
+def test_a_linked_data_folder_is_left_alone(root, tmp_path):
+    corpus = tmp_path / "my-corpora" / "wmt17"
+    corpus.mkdir(parents=True)
+    (corpus / "newstest2017-csen-ref.en").write_text("the user's only copy")
+    shutil.rmtree(root / "wmt17")
+    (root / "wmt17").symlink_to(corpus, target_is_directory=True)
+    done = clear_cache("data")
+    assert (root / "wmt17").is_symlink() and (corpus / "newstest2017-csen-ref.en").exists()
+    assert root / "wmt17" in done.kept
+    # verify does not follow it either
+    assert [(c.kind, c.sound) for c in cache.verify_cache()] == [("models", True)]
+
+
+def test_an_assembled_model_without_manifest_from_an_earlier_version_is_ours(root):
+    (root / "models/all-mpnet-base-v2/.complete").write_text("assembled from part-001==abc\n")
+    done = clear_cache("models")
+    assert not (root / "models" / "all-mpnet-base-v2").exists()
+    assert root / "models" / "my-model" in done.kept
 
 
 def test_cli_cache_info_and_clear(root, capsys):
@@ -183,15 +261,27 @@ def test_cli_cache_info_and_clear(root, capsys):
     assert "embeddings         1       300 B" in out
     assert main(["cache", "info", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["usage"]["data"] == {"files": 2, "bytes": 30}
+    assert main(["cache", "clear", "data", "partial", "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:4] == [f"would remove 3 files (37 B) from {root}:", f"  tac/{TAC_FILE}",
+                       "  wmt17/references/newstest2017-csen-ref.en", f"  embeddings/.part-{ENTRY}.abc"]
+    assert (root / "tac" / TAC_FILE).exists()
     assert main(["cache", "clear", "data", "partial"]) == 0
-    assert capsys.readouterr().out.strip() == f"removed 3 files from {root}"
-    assert cache_usage()["data"]["files"] == 0 and (root / "embeddings" / "s.npz").exists()
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"removed 3 files (37 B) from {root}",
+                   "left 2 entries markeval did not write (or a link it does not follow):",
+                   "  tac/my-notes.txt", "  wmt17/mine.en"]
+    assert cache_usage()["data"]["files"] == 0 and (root / "embeddings" / ENTRY).exists()
+    assert main(["cache", "clear", "all"]) == 0
+    assert _files(root) == USER_FILES
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["cache", "clear"], "cache clear needs kinds from all, data, embeddings, models, partial"),
+    (["cache", "clear"], "cache clear needs kinds from all, data, embeddings, models, "
+                         "reproduce, results, wordnet, partial"),
     (["cache", "clear", "data", "weights"], "got weights"),
     (["cache", "info", "data"], "cache info takes no kind"),
+    (["cache", "info", "--dry-run"], "--dry-run goes with cache clear"),
 ])
 def test_cli_cache_errors_clear_nothing(root, capsys, argv, message):
     assert main(argv) == 2
@@ -200,7 +290,8 @@ def test_cli_cache_errors_clear_nothing(root, capsys, argv, message):
 
 
 def test_module_names_its_kinds():
-    assert set(cache.CACHE_KINDS) == {"data", "embeddings", "models"}
+    assert set(cache.CACHE_KINDS) == {"data", "embeddings", "models", "reproduce", "results",
+                                      "wordnet"}
     from markeval.datasets._sources import SOURCES
 
-    assert set(cache.CACHE_KINDS["data"]) == set(SOURCES)
+    assert set(cache.CACHE_KINDS["data"].folders) == set(SOURCES)

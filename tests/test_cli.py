@@ -235,13 +235,22 @@ def test_the_metrics_come_from_the_registry():
 
 # --- markeval compare ---------------------------------------------------------------------------
 
-SYS_A = ["the cat sat on a mat", "a dog barked at night", "it is raining"]
-SYS_B = ["the cat is on the mat", "the dog barked loudly at night", "today it rains"]
+# The paired tests need six sentences at least (markeval.significance.MIN_SENTENCES).
+C_HYP = HYP + ["we went to the beach", "she reads a book", "the train was late"]
+C_REF1 = REF1 + ["we went to a beach", "she read a book", "the train is late again"]
+C_REF2 = REF2 + ["they went to the beach", "she reads books", "a train was late"]
+C_REFS = [list(pair) for pair in zip(C_REF1, C_REF2)]
+SYS_A = ["the cat sat on a mat", "a dog barked at night", "it is raining", "we went to sea",
+         "she reads a book", "the train was late"]
+SYS_B = ["the cat is on the mat", "the dog barked loudly at night", "today it rains",
+         "we went to the beach", "she is reading", "a late train"]
 
 
 @pytest.fixture
 def systems(files, tmp_path):
-    for name, lines in {"sys_a": SYS_A, "sys_b": SYS_B}.items():
+    for name, lines in {"hyp": C_HYP, "ref1": C_REF1, "ref2": C_REF2, "sys_a": SYS_A,
+                        "sys_b": SYS_B, "short": C_REF1[:5], "one_a": SYS_A[:1],
+                        "one_b": SYS_B[:1], "one_ref": C_REF1[:1]}.items():
         files[name] = tmp_path / f"{name}.txt"
         files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
     return files
@@ -256,12 +265,12 @@ def test_compare_json_equals_library(systems):
               "--seed", "3", "--opt", "bleu.smooth=floor", "--json", "--quiet")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert (doc["test"], doc["n_resamples"], doc["seed"], doc["lines"]) == ("ar", 300, 3, 3)
+    assert (doc["test"], doc["n_resamples"], doc["seed"], doc["lines"]) == ("ar", 300, 3, 6)
     names = [str(systems["hyp"]), str(systems["sys_a"]), str(systems["sys_b"])]
     assert doc["baseline"] == names[0] and doc["systems"] == names[1:]
     for got, metric, options in zip(doc["results"], ("bleu", "meteor"),
                                     ({"smooth": "floor"}, {})):
-        want = paired_significance((names[0], HYP), {names[1]: SYS_A, names[2]: SYS_B}, REFS,
+        want = paired_significance((names[0], C_HYP), {names[1]: SYS_A, names[2]: SYS_B}, C_REFS,
                                    metric=metric, test="ar", n_resamples=300, seed=3,
                                    options=options, progress=False)
         assert got["signature"] == want.signature
@@ -310,8 +319,8 @@ def test_compare_and_score_chrf_ter(systems):
               "--opt", "ter.normalized=yes", "--n-resamples", "100", "--json", "-q")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    want = paired_significance((str(systems["hyp"]), HYP), {str(systems["sys_a"]): SYS_A},
-                               [[r] for r in REF1], metric="chrf", n_resamples=100,
+    want = paired_significance((str(systems["hyp"]), C_HYP), {str(systems["sys_a"]): SYS_A},
+                               [[r] for r in C_REF1], metric="chrf", n_resamples=100,
                                options={"word_order": 2}, progress=False)
     assert doc["results"][0]["signature"] == want.signature
     assert doc["results"][0]["systems"][1]["p_value"] == want.rows[1].p_value
@@ -324,13 +333,22 @@ def test_compare_and_score_chrf_ter(systems):
                      systems["ref1"], "--opt", "word_order=2", "--json", "-q")
         assert scored.returncode == 0, scored.stderr
         got = {r["metric"]: r["score"] for r in json.loads(scored.stdout)["results"]}
-        assert got["chrf"] == markeval.lexical.chrf.chrf(HYP, REF1, word_order=2).score
-        assert got["ter"] == markeval.lexical.ter.ter(HYP, REF1).score
+        assert got["chrf"] == markeval.lexical.chrf.chrf(C_HYP, C_REF1, word_order=2).score
+        assert got["ter"] == markeval.lexical.ter.ter(C_HYP, C_REF1).score
+
+
+def test_compare_refuses_a_one_sentence_test_set(systems):
+    out = run("compare", "--baseline", systems["one_a"], "--system", systems["one_b"],
+              "--ref", systems["one_ref"], "--test", "ar")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.strip() == ("markeval: error: bleu: the paired tests need at least 6 "
+                                  "sentences to say anything at p <= 0.05 (below that, no "
+                                  "outcome could); the test set has 1")
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--system", "{sys_a}", "--ref", "{short}"], r"hyp\.txt has 3 lines but .*short\.txt has 2"),
-    (["--system", "{short}", "--ref", "{ref1}"], r"hyp\.txt has 3 lines but .*short\.txt has 2"),
+    (["--system", "{sys_a}", "--ref", "{short}"], r"hyp\.txt has 6 lines but .*short\.txt has 5"),
+    (["--system", "{short}", "--ref", "{ref1}"], r"hyp\.txt has 6 lines but .*short\.txt has 5"),
     (["--system", "{hyp}", "--ref", "{ref1}"], r"hyp\.txt is given twice"),
     (["--system", "{sys_a}", "--ref", "{ref1}", "-m", "gleu"],
      r"gleu: metric='gleu' has neither sufficient statistics nor per-sentence scores"),
@@ -342,6 +360,15 @@ def test_compare_and_score_chrf_ter(systems):
     (["--system", "{sys_a}", "--ref", "{ref1}", "--opt", "smoth=exp"],
      r"unknown option 'smoth' for bleu; did you mean 'smooth'\?"),
     (["--ref", "{ref1}"], r"required: --system"),
+    (["--system", "{sys_a}", "--ref", "{ref1}", "-m", "rouge1", "--opt", "rouge.types=rougeX"],
+     r"rouge1: metric='rouge1' fixes types=\('rouge1',\), so options cannot set "
+     r"types=\('rougeX',\)"),
+    (["--system", "{sys_a}", "--ref", "{ref1}", "-m", "chrf", "--opt", "beta=1e200"],
+     r"chrf: beta must have a finite square"),
+    (["--system", "{sys_a}", "--ref", "{ref1}", "--n-resamples", str(10**12)],
+     r"bleu: n_resamples=1000000000000 resamples of 6 items are 6e\+12 index draws"),
+    (["--system", "{sys_a}", "--ref", "{ref1}", "--n-resamples", str(10**12), "--test", "ar"],
+     r"bleu: n_resamples=1000000000000 trials of 6 items"),
 ])
 def test_compare_errors_are_one_line(systems, tmp_path, args, message):
     out = run("compare", "--baseline", str(systems["hyp"]),

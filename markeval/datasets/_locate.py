@@ -58,6 +58,41 @@ def cache_dir() -> Path:
     return cache_root()
 
 
+def cached_files(folder: Path) -> list[Path]:
+    """The files markeval downloads into the cache folder of data set ``folder.name``
+    (what ``markeval cache clear data`` may remove; anything else there is the user's).
+
+    Examples
+    --------
+    >>> [p.name for p in cached_files(Path("cache") / "tac")]
+    ['tac.08.mds.gen.resp-pyr.json', 'tac.09.mds.gen.resp-pyr.json']
+    >>> cached_files(Path("cache") / "thesis")
+    []
+    """
+    source = SOURCES.get(folder.name)
+    return [] if source is None else [folder / rel for rel in source.files]
+
+
+def verify_cached(folder: Path) -> list[tuple[Path, str, bool]]:
+    """Hash the files of data set ``folder.name`` in this cache folder against the pinned
+    ones; delete those that differ (they download again on next use). For ``markeval cache
+    verify``: ``(path, what was found and done, whether it is now sound)``."""
+    source = SOURCES.get(folder.name)
+    if source is None:
+        return []
+    _hashed.discard(folder)
+    problems = _problems(folder, source, full=True)
+    report = []
+    for rel, problem in problems.items():
+        (folder / rel).unlink()
+        report.append((folder / rel, f"not the pinned file ({problem}); deleted, downloaded "
+                                     "again on next use", True))
+    present = len(source.files) - len(_missing(folder, source))
+    if present:
+        report.append((folder, f"{present} files match their pinned SHA-256", True))
+    return report
+
+
 def search_roots() -> list[tuple[Path, str]]:
     """Candidate data roots in search order, each with why it is searched.
 

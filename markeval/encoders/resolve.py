@@ -5,9 +5,8 @@ from __future__ import annotations
 import functools
 import os
 import warnings
-from pathlib import Path
 
-from markeval._checks import check_int
+from markeval._checks import check_folder, check_int
 from markeval.encoders.loading import Encoder, default_model, load_encoder
 from markeval.encoders.memo import MemoEncoder
 from markeval.encoders.tokens import resolve_layers
@@ -102,7 +101,7 @@ def memoize(model=None, *, layers=None, capacity: int | None = None, cache_dir=N
     if capacity is not None:
         capacity = check_int(capacity, "capacity", minimum=1)
     kept = resolve_layers(layers, encoder.num_layers)
-    cache = encoder.cache_dir if cache_dir is None else Path(cache_dir).expanduser()
+    cache = encoder.cache_dir if cache_dir is None else check_folder(cache_dir, "cache_dir")
     return MemoEncoder(encoder, kept, capacity, cache)
 
 

@@ -126,6 +126,15 @@ def run_units(function: Callable, units: Iterable, *, n_jobs: int | None = None,
         return out
 
 
+def _leave_ctrl_c_to_the_caller() -> None:
+    """Workers ignore Ctrl-C, which a terminal sends to every process of the group: a worker
+    interrupted while it waits on the task queue dies holding the queue's lock (loky then
+    warns at exit about a leaked semaphore). The caller alone stops, and stops the pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _until_error(units: Iterable, failed: list) -> Iterable:
     """The units, ending at the first one that cannot be made (its error goes in ``failed``).
 
@@ -157,8 +166,9 @@ def _joblib(n_jobs: int | None):
 
     backend, _ = get_active_backend()
     if isinstance(backend, LokyBackend):  # joblib's default: our process pool
-        parallel = joblib.Parallel(n_jobs=n_jobs or joblib.cpu_count(), backend="loky",
-                                   inner_max_num_threads=1, return_as="generator")
+        pool = LokyBackend(inner_max_num_threads=1, initializer=_leave_ctrl_c_to_the_caller)
+        parallel = joblib.Parallel(n_jobs=n_jobs or joblib.cpu_count(), backend=pool,
+                                   return_as="generator")
     else:
         parallel = joblib.Parallel(n_jobs=n_jobs or -1, return_as="generator")
     return parallel, joblib.delayed

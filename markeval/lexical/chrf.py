@@ -38,6 +38,7 @@ renumbered densely order by order instead; below 8 sentences plain dicts are fas
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from itertools import chain
@@ -473,6 +474,8 @@ def _check_options(char_order, word_order, beta, lowercase, whitespace, eps_smoo
     check_number(beta, "beta")
     if not beta > 0:
         raise ValueError(f"beta must be > 0, got {beta!r}")
+    if not math.isfinite(float(beta) * float(beta)):  # the F-score weighs by beta ** 2
+        raise ValueError(f"beta must have a finite square (beta <= 1e154), got {beta!r}")
     return (char_order, word_order, beta, check_bool(lowercase, "lowercase"),
             check_bool(whitespace, "whitespace"), check_bool(eps_smoothing, "eps_smoothing"))
 

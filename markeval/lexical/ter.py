@@ -14,6 +14,17 @@ distance most, until no shift helps (see :mod:`markeval.lexical._ter_shifts` for
 rules: beam, block size 10, distance 50, 1000 candidates). With several references, a
 sentence takes the edits of its best reference and the *average* length of its references.
 
+sacrebleu's quirk is kept: it normalises each reference twice (the second time on the
+words of the first) and each hypothesis once. Only with ``normalized=True`` can the second
+pass split further: an ``'s`` that the first left attached because a comma, a period, a
+whitespace other than a plain space (tab, U+00A0, ...) or, with ``asian_support``, a CJK
+character followed it; a period or comma between another one and a digit (``.,5``). So
+``It's,`` is ``it's ,`` as a hypothesis but ``it 's ,`` as a reference, and a hypothesis
+identical to its reference is not free:
+
+>>> sentence_ter("It's,", ["It's,"], normalized=True).score
+66.66666666666666
+
 Statistics first, score second (as :mod:`markeval.lexical.bleu`): :func:`ter_statistics`
 gives each sentence's ``(num_edits, ref_length)``; corpus TER is the ratio of their sums,
 so corpus scores, sentence scores and bootstrap resamples share one pass of the search.
@@ -138,19 +149,26 @@ def _normalise(sent: str, normalized: bool, no_punct: bool, asian_support: bool,
     return tuple(sent.split())
 
 
-_CACHE: dict[tuple[bool, bool, bool, bool], dict[str, tuple[str, ...]]] = {}
+_CACHE: dict[tuple[bool, tuple[bool, ...]], dict[str, tuple[str, ...]]] = {}
 _CACHE_LIMIT = 1 << 17
 
 
-def _tokenize_all(texts: list[str], options: tuple[bool, bool, bool, bool]):
-    cache = _CACHE.setdefault(options, {})
+def _tokenize_all(texts: list[str], options: tuple[bool, bool, bool, bool], *,
+                  references: bool):
+    cache = _CACHE.setdefault((references, options), {})
     if len(cache) > _CACHE_LIMIT:
         cache.clear()
     out = []
     for text in texts:
         tokens = cache.get(text)
         if tokens is None:
-            tokens = cache[text] = _normalise(text, *options)
+            tokens = _normalise(text, *options)
+            if references:
+                # sacrebleu 2.6.0 normalises references twice (Metric._cache_references,
+                # then TER._extract_reference_info, on the first pass's output); with
+                # normalized=True the second pass can split further ("it's ," -> "it 's ,").
+                tokens = _normalise(" ".join(tokens), *options)
+            cache[text] = tokens
         out.append(tokens)
     return out
 
@@ -162,7 +180,8 @@ def tercom_tokenize(sentence: str, *, normalized: bool = False, no_punct: bool =
     By default only lower-casing and whitespace splitting. ``normalized`` splits off
     punctuation (tercom's western rules; CJK characters one by one with
     ``asian_support``), ``no_punct`` deletes ``.,?:;!"()`` (and CJK punctuation with
-    ``asian_support``), ``case_sensitive`` keeps the case.
+    ``asian_support``), ``case_sensitive`` keeps the case. TER applies it once to a
+    hypothesis and twice to a reference, as sacrebleu does (see the module docstring).
 
     Examples
     --------
@@ -339,6 +358,12 @@ def ter_statistics(hypotheses, references, *, normalized: bool = False, no_punct
     -------
     TERStatistics
 
+    Notes
+    -----
+    As sacrebleu, references are normalised twice and hypotheses once; this matters only
+    with ``normalized=True`` (``'s`` before a comma, a period or a non-ASCII space, for
+    instance; see the module docstring).
+
     Examples
     --------
     >>> stats = ter_statistics(["c d e a b", "a b"], [["a b c d e"], ["a b c", "a b"]])
@@ -350,8 +375,8 @@ def ter_statistics(hypotheses, references, *, normalized: bool = False, no_punct
     references = check_references(hypotheses, references)
     n_per = [len(refs) for refs in references]
     flat_refs = [r for refs in references for r in refs]
-    hyp_tokens = _tokenize_all(hypotheses, options)
-    ref_tokens = _tokenize_all(flat_refs, options)
+    hyp_tokens = _tokenize_all(hypotheses, options, references=False)
+    ref_tokens = _tokenize_all(flat_refs, options, references=True)
     vocab: dict[str, int] = {}
     ids = [np.array([vocab.setdefault(w, len(vocab)) for w in toks], dtype=np.int64)
            for toks in hyp_tokens]
@@ -416,6 +441,12 @@ def ter(hypotheses, references, *, normalized: bool = False, no_punct: bool = Fa
     -------
     TERScore
         ``score`` (lower is better), ``num_edits``, ``ref_length``, ``signature``.
+
+    Notes
+    -----
+    As sacrebleu, references are normalised twice and hypotheses once: with
+    ``normalized=True``, ``sentence_ter("It's,", ["It's,"], normalized=True)`` is 66.67, not
+    0 (see :func:`ter_statistics` and the module docstring).
 
     Examples
     --------

@@ -335,14 +335,30 @@ def load_wordnet(path: str | os.PathLike | None = None) -> WordNet:
 
 
 def nltk_data_dir() -> Path:
-    """markeval's NLTK data folder, ``~/.cache/markeval/nltk_data``.
+    """markeval's NLTK data folder, ``<cache root>/nltk_data`` (``~/.cache/markeval/nltk_data``
+    unless ``MARKEVAL_CACHE`` moves the cache).
 
     Examples
     --------
-    >>> nltk_data_dir().parts[-2:]
-    ('markeval', 'nltk_data')
+    >>> from markeval.cache import cache_root
+    >>> nltk_data_dir() == cache_root() / "nltk_data"
+    True
     """
-    return Path.home() / ".cache" / "markeval" / "nltk_data"
+    from markeval.cache import cache_root
+
+    return cache_root() / "nltk_data"
+
+
+def _copied_files() -> list[str]:
+    """The files :func:`setup_nltk_wordnet` copies into ``corpora/wordnet`` (it writes
+    ``lexnames`` too, and ``index.sense`` when the source has none)."""
+    return [*_required(), "index.sense", "cntlist.rev"]
+
+
+def cached_files(folder: Path) -> list[Path]:
+    """The files :func:`setup_nltk_wordnet` wrote under the ``nltk_data`` root ``folder``
+    (for ``markeval cache``)."""
+    return [Path(folder) / "corpora" / "wordnet" / name for name in [*_copied_files(), "lexnames"]]
 
 
 def setup_nltk_wordnet(source: str | os.PathLike | None = None,
@@ -383,7 +399,7 @@ def setup_nltk_wordnet(source: str | os.PathLike | None = None,
     root = Path(target) if target is not None else nltk_data_dir()
     folder = root / "corpora" / "wordnet"
     folder.mkdir(parents=True, exist_ok=True)
-    for name in [*_required(), "index.sense", "cntlist.rev"]:
+    for name in _copied_files():
         source_file, target_file = src / name, folder / name
         if source_file.is_file() and not (
             target_file.is_file() and target_file.stat().st_size == source_file.stat().st_size

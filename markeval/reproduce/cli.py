@@ -1,19 +1,38 @@
-"""The reproduction's command line: which stages, which profiles, where the results go."""
+"""The reproduction's command line: which stages, which profiles, where the results go.
+
+Every user error ends with one line on stderr and exit status 2; Ctrl-C keeps every finished
+unit, says how many, and exits with 130 (a rerun continues where it stopped).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
+from markeval._cli_registry import CLIError, OneLineParser
 from markeval.profile import PROFILES
-from markeval.reproduce.run import run_stage, write_comparison
+from markeval.reproduce.run import UnitsInterrupted, run_stage, write_comparison
 from markeval.reproduce.stages import all_stages
+
+PROG = "python -m markeval.reproduce"
+
+
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expects a positive number of worker processes, "
+                                         f"got {text!r}")
+    return jobs
 
 
 def _parser(stages) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m markeval.reproduce",
+    parser = OneLineParser(
+        prog=PROG,
         description="Reproduce the papers' experiments; finished units are kept and reused.")
     parser.add_argument("--stage", action="append", choices=list(stages),
                         help="a stage to run (repeatable; default: all)")
@@ -24,29 +43,53 @@ def _parser(stages) -> argparse.ArgumentParser:
                         help="results folder (default: book/results)")
     parser.add_argument("--fresh", action="store_true",
                         help="forget the chosen stages' finished units (after a code change)")
-    parser.add_argument("--jobs", type=int, default=None,
+    parser.add_argument("--jobs", type=_jobs, default=None,
                         help="worker processes for the units of a parallel stage "
                              "(default: one per core; 1: all in this process)")
     parser.add_argument("--list", action="store_true", help="list the stages and exit")
     return parser
 
 
-def main(argv=None) -> None:
-    stages = all_stages()
-    args = _parser(stages).parse_args(argv)
-    if args.list:
-        for stage in stages.values():
-            print(f"{stage.name:28} {stage.title}")
-        return
-    chosen = args.stage or list(stages)
-    profiles = args.profile or ["ci", "full"]
-    args.out.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    for profile in profiles:
-        for name in chosen:
-            run = run_stage(stages[name], profile, args.out, fresh=args.fresh,
-                            n_jobs=args.jobs)
-            print(f"{name} ({profile}): {run.computed} units computed, {run.reused} reused, "
-                  f"{run.wall_s:.0f} s (units' compute time {run.compute_s:.0f} s)", flush=True)
-    write_comparison(args.out)
-    print(f"all done in {time.perf_counter() - start:.0f} s; results in {args.out}")
+def _results_folder(out: Path) -> Path:
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"--out {out}: is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CLIError(f"--out {out}: cannot create the folder ({err.strerror})") from None
+    return out
+
+
+def main(argv=None) -> int:
+    """Run the reproduction on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    kept = 0
+    try:
+        stages = all_stages()
+        args = _parser(stages).parse_args(argv)
+        if args.list:
+            for stage in stages.values():
+                print(f"{stage.name:28} {stage.title}")
+            return 0
+        out = _results_folder(args.out)
+        chosen = args.stage or list(stages)
+        profiles = args.profile or ["ci", "full"]
+        start = time.perf_counter()
+        for profile in profiles:
+            for name in chosen:
+                run = run_stage(stages[name], profile, out, fresh=args.fresh, n_jobs=args.jobs)
+                kept += run.computed
+                print(f"{name} ({profile}): {run.computed} units computed, {run.reused} reused, "
+                      f"{run.wall_s:.0f} s (units' compute time {run.compute_s:.0f} s)",
+                      flush=True)
+        write_comparison(out)
+        print(f"all done in {time.perf_counter() - start:.0f} s; results in {out}")
+    except SystemExit as done:  # --help
+        return done.code
+    except CLIError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as stop:
+        kept += stop.kept if isinstance(stop, UnitsInterrupted) else 0
+        print(f"\ninterrupted; {kept} units kept, rerun to continue", file=sys.stderr)
+        return 130
+    return 0

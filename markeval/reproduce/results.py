@@ -21,11 +21,27 @@ from markeval.cache import atomic_write, cache_root
 from markeval.reproduce.run import compute_units, read_rows
 from markeval.reproduce.stages import get_stage
 
-__all__ = ["RESULTS_URL", "check_slice", "encoder_gaps", "load_comparison", "load_provenance",
+__all__ = ["RESULTS_URL", "cached_files", "check_slice", "encoder_gaps", "load_comparison", "load_provenance",
            "load_rows", "results_dir", "shown_profile"]
 
 #: Where the committed results are published (the repository's ``book/results``).
 RESULTS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/book/results/"
+
+
+def _downloaded_names(provenance: bytes) -> list[str]:
+    """The files a download fetches, given its ``provenance.json``: one CSV per stage, the
+    provenance, and ``paper_comparison.csv`` (fetched last: it marks a complete download)."""
+    return [f"{stage}.csv" for stage in sorted(json.loads(provenance))] + [
+        "provenance.json", "paper_comparison.csv"]
+
+
+def cached_files(folder: Path) -> list[Path]:
+    """The files :func:`results_dir` downloaded into ``folder`` (for ``markeval cache``)."""
+    try:
+        names = _downloaded_names((Path(folder) / "provenance.json").read_bytes())
+    except (OSError, ValueError):  # no (readable) provenance: only the two fixed names
+        names = ["provenance.json", "paper_comparison.csv"]
+    return [Path(folder) / name for name in names]
 
 
 def _local(start: Path) -> Path | None:
@@ -68,13 +84,9 @@ def _fetch(url: str) -> bytes:
 def _download(base_url: str, target: Path) -> None:
     base_url = base_url.rstrip("/") + "/"
     provenance = _fetch(base_url + "provenance.json")
-    names = sorted(json.loads(provenance))
-    for name in [f"{stage}.csv" for stage in names] + ["provenance.json"]:
+    for name in _downloaded_names(provenance):
         data = provenance if name == "provenance.json" else _fetch(base_url + name)
         atomic_write(target / name, lambda fh, data=data: fh.write(data))
-    # written last: its presence marks a complete download
-    data = _fetch(base_url + "paper_comparison.csv")
-    atomic_write(target / "paper_comparison.csv", lambda fh: fh.write(data))
 
 
 def load_rows(stage: str, profile: str = "full") -> pd.DataFrame:

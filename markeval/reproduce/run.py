@@ -34,11 +34,19 @@ from markeval.reproduce.stages import all_stages
 from markeval.cache import atomic_write
 from markeval.reproduce.store import FLOAT_FORMAT, UnitStore
 
-__all__ = ["RESULT_FLOAT_FORMAT", "StageRun", "compute_units", "read_rows", "run_stage",
-           "write_comparison"]
+__all__ = ["RESULT_FLOAT_FORMAT", "StageRun", "UnitsInterrupted", "compute_units", "read_rows",
+           "run_stage", "write_comparison"]
 
 #: Committed result files keep 12 significant digits: exact enough to compare, short to diff.
 RESULT_FLOAT_FORMAT = "%.12g"
+
+
+class UnitsInterrupted(KeyboardInterrupt):
+    """Ctrl-C while a stage's units ran; ``kept`` of them had finished and are in the store."""
+
+    def __init__(self, kept: int):
+        super().__init__(f"{kept} units kept")
+        self.kept = kept
 
 
 @dataclass(frozen=True)
@@ -76,22 +84,25 @@ def compute_units(stage: Stage, profile: str, units=None, *, store: UnitStore | 
     store = store or _MemoryStore()
     missing = [unit for unit in units if store.get(unit) is None]
     fan_out = stage.parallel and n_jobs != 1 and isinstance(store, UnitStore) and len(missing) > 1
-    if fan_out:
-        if stage.prepare is not None:
-            stage.prepare(settings)  # shared inputs to the disk cache once, not once per worker
-        run_units(_compute_into_store, [(stage, profile, settings, unit, store.root)
-                                        for unit in missing],
-                  n_jobs=n_jobs, progress=progress, desc=f"{stage.name} ({profile})")
     frames, seconds = [], []
-    for unit in tqdm(units, desc=f"{stage.name} ({profile})", unit="unit",
-                     disable=not progress or fan_out):
-        got = store.get(unit)
-        if got is None:
-            _compute_into(store, stage, settings, unit)
+    try:
+        if fan_out:
+            if stage.prepare is not None:
+                stage.prepare(settings)  # shared inputs to the disk cache once, not per worker
+            run_units(_compute_into_store, [(stage, profile, settings, unit, store.root)
+                                            for unit in missing],
+                      n_jobs=n_jobs, progress=progress, desc=f"{stage.name} ({profile})")
+        for unit in tqdm(units, desc=f"{stage.name} ({profile})", unit="unit",
+                         disable=not progress or fan_out):
             got = store.get(unit)
-        rows, took = got
-        frames.append(rows.assign(profile=profile, unit=unit))
-        seconds.append(took)
+            if got is None:
+                _compute_into(store, stage, settings, unit)
+                got = store.get(unit)
+            rows, took = got
+            frames.append(rows.assign(profile=profile, unit=unit))
+            seconds.append(took)
+    except KeyboardInterrupt:
+        raise UnitsInterrupted(sum(store.get(unit) is not None for unit in missing)) from None
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     front = ["profile", "unit"]
     return table[front + [c for c in table.columns if c not in front]], seconds, len(missing)

@@ -18,11 +18,24 @@ import pandas as pd
 from markeval.cache import atomic_write, cache_root
 from markeval.reproduce.stage import Stage, settings_key
 
-__all__ = ["FLOAT_FORMAT", "UnitStore"]
+__all__ = ["FLOAT_FORMAT", "UnitStore", "cached_files"]
 
 #: Floats are written with 17 significant digits: a read-back unit equals the computed one.
 FLOAT_FORMAT = "%.17g"
 _SECONDS = re.compile(r"# seconds: ([0-9.eE+-]+)")
+
+
+def cached_files(folder: Path) -> list[Path]:
+    """The unit files under ``folder`` (``<profile>/<stage>-<hash>/<unit>.csv`` opening with
+    the seconds line :meth:`UnitStore.put` writes), for ``markeval cache``."""
+    found = []
+    for path in Path(folder).glob("*/*/*.csv"):
+        if path.is_symlink() or not path.is_file():
+            continue
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            if _SECONDS.match(handle.readline()):
+                found.append(path)
+    return found
 
 
 class UnitStore:

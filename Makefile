@@ -58,7 +58,7 @@ book: install
 	$(PY) -m tools.pdf
 
 test: install
-	$(PY) -m pytest --nbval-lax
+	$(PY) -m pytest --nbval-lax --durations=25
 
 # Every stage in the ci and full profiles; finished units are reused after an interruption.
 reproduce: install

@@ -1,7 +1,9 @@
 """Build the whole book with ``-W`` and check the rendered pages in a real browser.
 
-The build executes every chapter (``execute_notebooks: cache``), so a cell error, a broken
-cross-reference, a missing citation or output on stderr fails it. Then headless Chromium opens
+The build reads the executed notebooks (:func:`tools.jupyter_book.from_notebooks`): nbval
+executes every chapter once in the same ``make test`` run, so a cell error fails there, and
+a broken cross-reference, a missing citation or output on stderr fails here. (``make book``
+executes the chapters from their sources for the published pages.) Then headless Chromium opens
 each page from disk (no network) and checks what a reader sees (``tools.browser.inspect_page``):
 equations typeset, figures loaded and sharp, no output or table wider than the text column, no
 test-harness markers, no solutions in the public assignments; and the whole book prints to
@@ -26,7 +28,7 @@ BUILD = REPO / "_build" / "html"
 @pytest.fixture(scope="module")
 def built_book():
     try:
-        jupyter_book.build(REPO)
+        jupyter_book.build(REPO, "--config", str(jupyter_book.from_notebooks(REPO)))
     except RuntimeError as err:
         pytest.fail(str(err))
     return BUILD
@@ -117,7 +119,8 @@ def test_public_book_has_no_instructor_pages():
 
 def test_pdf_of_the_whole_book(built_book, browser):
     """`make book` prints the single-page build to a PDF that the download button links to."""
-    pdf = build_pdf.print_pdf(build_pdf.build_single_page(REPO), built_book / build_pdf.PDF_NAME)
+    page = build_pdf.build_single_page(REPO, from_notebooks=True)
+    pdf = build_pdf.print_pdf(page, built_book / build_pdf.PDF_NAME)
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF"), "not a PDF"
     pages = len(re.findall(rb"/Type\s*/Page(?!s)", data))

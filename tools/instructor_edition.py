@@ -121,10 +121,7 @@ def instructor_config(config: dict, source: Path) -> dict:
     # `make book` executes into _build/.jupyter_cache (next to its _build/html); share it.
     cache = Path(execute.get("cache") or "_build/.jupyter_cache")
     execute["cache"] = str(cache if cache.is_absolute() else source / cache)
-    # Jupyter Book resolves local extension paths relative to the configuration file.
-    extensions = config.get("sphinx", {}).get("local_extensions") or {}
-    for name, path in extensions.items():
-        extensions[name] = str(Path(path) if Path(path).is_absolute() else source / path)
+    jupyter_book.absolute_extensions(config, source)
     return config
 
 

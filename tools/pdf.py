@@ -26,9 +26,16 @@ PDF_NAME = "markeval.pdf"
 SCRIPT_BUDGET_MS = 300_000
 
 
-def build_single_page(source: Path = REPO, *, strict: bool = True) -> Path:
-    """``jupyter-book build --builder singlehtml``; returns the page."""
-    jupyter_book.build(source, "--builder", "singlehtml", strict=strict,
+def build_single_page(source: Path = REPO, *, strict: bool = True,
+                      from_notebooks: bool = False) -> Path:
+    """``jupyter-book build --builder singlehtml``; returns the page.
+
+    ``from_notebooks`` reads the executed notebooks instead of executing the chapters
+    (:func:`tools.jupyter_book.from_notebooks`; the test suite's build).
+    """
+    options = (["--config", str(jupyter_book.from_notebooks(source))] if from_notebooks
+               else [])
+    jupyter_book.build(source, "--builder", "singlehtml", *options, strict=strict,
                        what="the single-page book")
     # The root document is book/index, so Sphinx writes the page to book/index.html but links
     # its styles and figures as if it sat at the top (_static/, _images/): put it there.

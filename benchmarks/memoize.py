@@ -24,7 +24,7 @@ def study(hyps, refs, model):
     """The encoder-reading part of chapter 15's scoring of one system."""
     from markeval import bertscore, moverscore
     from markeval.encoders import sentence_embeddings
-    from markeval.population.mark_evaluate import word_samples
+    from markeval.population.samples import word_samples
 
     return {
         "BERTScore F": bertscore(hyps, refs, model=model, progress=False).sentence_f1,

@@ -72,7 +72,7 @@ def bench_meteor(n: int = 1000) -> None:
     from markeval.datasets import load_wmt17
     from markeval.lexical.meteor import corpus_meteor
     from markeval.lexical.stem import _stemmer
-    from markeval.lexical.wordnet import setup_nltk_wordnet
+    from markeval.datasets.wordnet import setup_nltk_wordnet
 
     data = load_wmt17("de-en")
     outputs = data.systems[sorted(data.systems)[0]]

@@ -46,7 +46,7 @@ def main() -> None:
     from markeval.encoders import default_model, memoize
     from markeval.experiments.parallel import DASK_WORKER_ENV
     from markeval.experiments.summarization import WordSetMetrics, set_scores, summary_items
-    from markeval.population.mark_evaluate import word_samples
+    from markeval.population.samples import word_samples
 
     torch.set_num_threads(1)
     items = summary_items(load_tac(2008)[: args.topics])

@@ -27,7 +27,7 @@ from collections import Counter
 import torch
 
 from markeval.datasets import bbc_sentences
-from markeval.lexical.causal_lm import CausalLMScorer
+from markeval.encoders.causal_lm import CausalLMScorer
 from markeval.lexical.ngram_lm import BOS, EOS, NGramLM
 from markeval.text import tokenize_many
 

@@ -16,22 +16,20 @@ from markeval import registry
 from markeval._result import MetricResult
 from markeval.lexical._ngram import SentenceScores
 from markeval.lexical.bleu import (
-    BLEUBootstrap,
     BLEUScore,
     BLEUStatistics,
     bleu,
-    bleu_bootstrap,
+    BLEUScoring,
     bleu_from_statistics,
     bleu_statistics,
     sentence_bleu,
     sentence_bleu_scores,
 )
-from markeval.lexical.causal_lm import CausalLMScorer, TokenLogProbs, load_causal_lm
+from markeval.encoders.causal_lm import CausalLMScorer, TokenLogProbs, load_causal_lm
 from markeval.lexical.gleu import (
     GLEUScore,
     GLEUStatistics,
     gleu,
-    gleu_bootstrap,
     gleu_from_statistics,
     gleu_statistics,
     sentence_gleu,
@@ -41,7 +39,6 @@ from markeval.lexical.chrf import (
     CHRFScore,
     CHRFStatistics,
     chrf,
-    chrf_bootstrap,
     chrf_from_statistics,
     chrf_statistics,
     sentence_chrf,
@@ -62,7 +59,6 @@ from markeval.lexical.ter import (
     sentence_ter,
     sentence_ter_scores,
     ter,
-    ter_bootstrap,
     ter_from_statistics,
     ter_statistics,
 )
@@ -88,26 +84,27 @@ from markeval.population.mark_evaluate import (
     me_petersen,
     me_schnabel,
     me_score,
-    word_samples,
 )
-from markeval.semantic.bertscore import BERTScoreResult, bertscore, greedy_match
+from markeval.population.samples import word_samples
+from markeval.semantic.bertscore import BERTScoreResult, bertscore
+from markeval.semantic.greedy import greedy_match
 from markeval.semantic.emd import earth_movers_distance
 from markeval.semantic.idf import IDFWeights, idf_weights, uniform_weights
 from markeval.semantic.moverscore import MOVERSCORE_PRESETS, MoverScore, aggregate_layers, moverscore
 from markeval.registry import MetricInfo
-from markeval.resampling import BootstrapResult, bootstrap
+from markeval.resampling import BootstrapResult, ItemScores, SufficientStatistics, bootstrap
 from markeval.significance import SignificanceResult, SystemComparison, paired_significance
 from markeval.stats import Correlation, correlation, kendall, pearson, spearman
 from markeval.text import ngram_counts, split_sentences, tokenize
 
 __all__ = [
-    "BLEUBootstrap", "BLEUScore", "BLEUStatistics", "CausalLMScorer", "Correlation",
+    "BLEUScore", "BLEUScoring", "BLEUStatistics", "CausalLMScorer", "Correlation",
     "CorpusMeteorResult", "FIDResult", "GLEUScore", "GLEUStatistics", "IPRResult", "MeteorResult",
     "ChapmanEstimate", "M0Estimate", "MECaptureResult", "MEPetersenResult", "MESchnabelResult",
     "MarkEvaluateResult", "PetersenEstimate", "SchnabelEstimate", "chapman", "lincoln_petersen",
     "m0_mle", "mark_evaluate", "mark_evaluate_from_balls", "me_capture", "me_petersen", "me_schnabel", "me_score", "schnabel", "word_samples",
     "NGramLM", "NGramReferences", "PRDResult", "PerplexityResult", "RougeResult", "RougeScore",
-    "RougeTypeResult", "TokenLogProbs", "__version__", "bleu", "bleu_bootstrap",
+    "RougeTypeResult", "TokenLogProbs", "__version__", "bleu",
     "bleu_from_statistics", "bleu_statistics", "corpus_meteor", "correlation", "cross_entropy",
     "fid", "forward_cross_entropy", "frechet_distance", "gleu", "gleu_from_statistics",
     "gleu_statistics", "improved_precision_recall", "kendall", "load_causal_lm", "meteor",
@@ -117,11 +114,11 @@ __all__ = [
     "BERTScoreResult", "IDFWeights", "MOVERSCORE_PRESETS", "MoverScore", "aggregate_layers",
     "bertscore", "earth_movers_distance", "greedy_match", "idf_weights", "moverscore",
     "uniform_weights",
-    "BootstrapResult", "MetricInfo", "MetricResult", "SentenceScores", "bootstrap", "gleu_bootstrap",
-    "registry",
-    "CHRFScore", "CHRFStatistics", "chrf", "chrf_bootstrap", "chrf_from_statistics",
+    "BootstrapResult", "ItemScores", "MetricInfo", "MetricResult", "SentenceScores", "bootstrap",
+    "SufficientStatistics", "registry",
+    "CHRFScore", "CHRFStatistics", "chrf", "chrf_from_statistics",
     "chrf_statistics", "sentence_chrf", "sentence_chrf_scores",
     "SignificanceResult", "SystemComparison", "paired_significance",
-    "TERScore", "TERStatistics", "sentence_ter", "sentence_ter_scores", "ter", "ter_bootstrap",
+    "TERScore", "TERStatistics", "sentence_ter", "sentence_ter_scores", "ter",
     "ter_from_statistics", "ter_statistics",
 ]

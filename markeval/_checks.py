@@ -359,7 +359,8 @@ def check_resampling(n_resamples, confidence, seed, *,
 
     ``n_resamples`` is a non-negative int; ``0`` means *no resampling* (the metric reports no
     interval), which is how ``correlation`` and ``rouge`` switch their intervals off. A
-    function whose only output is the interval (``bleu_bootstrap``) passes ``minimum=1``.
+    function whose only output is the interval (:func:`markeval.resampling.bootstrap`) passes
+    ``minimum=1``.
     ``confidence`` is in (0, 1) (:func:`check_confidence`), ``seed`` a non-negative int
     (:func:`check_seed`).
 

@@ -25,3 +25,16 @@ def make_signature(metric: str, **fields) -> str:
         parts.append(f"{key}:{value}")
     parts.append(f"version:{__version__}")
     return "|".join(parts)
+
+
+def extend_signature(signature: str, **fields) -> str:
+    """``signature`` with ``fields`` added before its version (resampling settings, say).
+
+    Examples
+    --------
+    >>> extend_signature("gleu|tok:13a|version:0.1.0", bootstrap=200, seed=1)
+    'gleu|tok:13a|bootstrap:200|seed:1|version:0.1.0'
+    """
+    head, sep, version = signature.rpartition("|version:")
+    extra = "|".join(f"{key}:{value}" for key, value in fields.items())
+    return f"{head}|{extra}{sep}{version}" if sep else f"{signature}|{extra}"

@@ -12,7 +12,7 @@ Everything markeval keeps on disk between runs lives under one root, :func:`cach
   :mod:`markeval.encoders.packaged`);
 * ``reproduce`` and ``results`` — finished units of ``python -m markeval.reproduce``, and the
   committed results a chapter downloads when it runs outside the repository;
-* ``wordnet`` — the copy of WordNet that NLTK can read (:mod:`markeval.lexical.wordnet`).
+* ``wordnet`` — the copy of WordNet that NLTK can read (:mod:`markeval.datasets.wordnet`).
 
 Every cache entry is written to a temporary file beside its final name and renamed into place
 (:func:`atomic_write`), so a killed process or two processes filling the same entry at once
@@ -214,7 +214,7 @@ CACHE_KINDS: dict[str, CacheKind] = {kind.name: kind for kind in (
     CacheKind("results", ("results",), "committed results downloaded for a chapter",
               "markeval.reproduce.results:cached_files"),
     CacheKind("wordnet", ("nltk_data",), "WordNet made readable by NLTK",
-              "markeval.lexical.wordnet:cached_files"),
+              "markeval.datasets.wordnet:cached_files"),
 )}
 #: What ``clear`` takes besides the kinds: every kind, or only the temporary files.
 CLEAR_CHOICES = ("all", *CACHE_KINDS, "partial")
@@ -452,5 +452,6 @@ def verify_cache(root: Path | None = None) -> list[CacheCheck]:
             except (OSError, ImportError) as err:
                 checks.append(CacheCheck(kind.name, folder, str(err), False))
                 continue
-            checks += [CacheCheck(kind.name, path, finding, sound) for path, finding, sound in found]
+            checks += [CacheCheck(kind.name, path, finding, sound)
+                       for path, finding, sound in found]
     return checks

@@ -90,6 +90,11 @@ class MetricInfo:
     options : mapping
         Keyword arguments this metric always passes (``types=("rougeL",)``, ``k=1``); a
         caller's keywords override them.
+    statistics : str, optional
+        ``"module:function"`` giving the metric's per-sentence
+        :class:`~markeval.resampling.SufficientStatistics`, ``f(hypotheses, references,
+        **options)``: how the bootstrap and the paired tests resample it. Metrics without
+        one are resampled through their per-item scores (``items``).
     """
 
     name: str
@@ -107,6 +112,7 @@ class MetricInfo:
     part: str | None = None
     family: str = ""
     options: Mapping[str, object] = field(default_factory=dict, hash=False)
+    statistics: str | None = None
 
     def __post_init__(self):
         check_choice(self.inputs, f"{self.name}: inputs", INPUTS)
@@ -118,6 +124,11 @@ class MetricInfo:
     def function(self) -> Callable:
         """The corpus-level function (imported now)."""
         return _load(self.corpus)
+
+    @property
+    def statistics_function(self) -> Callable | None:
+        """The function giving the metric's sufficient statistics, or None."""
+        return None if self.statistics is None else _load(self.statistics)
 
     @property
     def sentence_function(self) -> Callable | None:
@@ -169,18 +180,21 @@ def _me(part: str, label: str, measures: str, symmetric: bool) -> MetricInfo:
 #: higher_is_better, measures, symmetric, best, then where the numbers are.
 METRICS: tuple[MetricInfo, ...] = (
     MetricInfo("bleu", "BLEU", "BLEU, sacrebleu-compatible (0-100)", f"{_LEX}.bleu:bleu",
-               "texts", True, "quality", False, 100.0, sentence=f"{_LEX}.bleu:sentence_bleu"),
+               "texts", True, "quality", False, 100.0, sentence=f"{_LEX}.bleu:sentence_bleu",
+               statistics=f"{_LEX}.bleu:bleu_statistics"),
     MetricInfo("gleu", "GLEU", "Google-BLEU, NLTK-compatible (0-100)", f"{_LEX}.gleu:gleu",
-               "texts", True, "quality", True, 100.0, sentence=f"{_LEX}.gleu:sentence_gleu"),
+               "texts", True, "quality", True, 100.0, sentence=f"{_LEX}.gleu:sentence_gleu",
+               statistics=f"{_LEX}.gleu:gleu_statistics"),
     MetricInfo("chrf", "chrF", "character 1-6-gram F-score (beta=2), sacrebleu-compatible (0-100)",
                f"{_LEX}.chrf:chrf", "texts", True, "quality", False, 100.0,
-               sentence=f"{_LEX}.chrf:sentence_chrf"),
+               sentence=f"{_LEX}.chrf:sentence_chrf", statistics=f"{_LEX}.chrf:chrf_statistics"),
     MetricInfo("chrf++", "chrF++", "chrF plus word 1-2-grams, sacrebleu-compatible (0-100)",
                f"{_LEX}.chrf:chrf", "texts", True, "quality", False, 100.0,
-               sentence=f"{_LEX}.chrf:sentence_chrf", options={"word_order": 2}),
+               sentence=f"{_LEX}.chrf:sentence_chrf", options={"word_order": 2},
+               statistics=f"{_LEX}.chrf:chrf_statistics"),
     MetricInfo("ter", "TER", "translation edit rate, sacrebleu-compatible (lower is better)",
                f"{_LEX}.ter:ter", "texts", False, "quality", False, 0.0,
-               sentence=f"{_LEX}.ter:sentence_ter"),
+               sentence=f"{_LEX}.ter:sentence_ter", statistics=f"{_LEX}.ter:ter_statistics"),
     MetricInfo("meteor", "METEOR", "METEOR, NLTK-compatible; corpus = mean of sentence scores",
                f"{_LEX}.meteor:corpus_meteor", "texts", True, "quality", False, 1.0,
                items="scores", sentence=f"{_LEX}.meteor:meteor"),

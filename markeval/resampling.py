@@ -1,13 +1,17 @@
 """One bootstrap for every metric: resample the items, recompute the score from their statistics.
 
 A corpus metric that is a function of per-item statistics (BLEU's clipped counts and lengths,
-GLEU's matches and totals, ROUGE's per-summary precision/recall/F1) is resampled the way
-sacrebleu does it (``_extract_corpus_statistics`` then ``_compute_score_from_stats``): draw
-``n`` items with replacement, aggregate their rows of the statistics matrix, and score the
-aggregate. Nothing is re-tokenised or re-counted. A replicate is a vector of multiplicities
-(how often each item was drawn), so the aggregated statistics of a whole block of replicates
-are one matrix product. Statistics that are not sums (a correlation coefficient) get the same
-resampled indices through :func:`replicates`.
+GLEU's matches and totals, chrF's character n-gram counts, TER's edits and lengths) follows one
+path, sacrebleu's (``_extract_corpus_statistics`` then ``_compute_score_from_stats``): a
+:class:`SufficientStatistics` object holds one row per item (:attr:`~SufficientStatistics.matrix`)
+and scores any row of column sums (:meth:`~SufficientStatistics.scores`). The corpus score is
+the score of all rows summed, a sentence score that of one row, a bootstrap replicate that of
+``n`` rows drawn with replacement, and the paired tests of :mod:`markeval.significance` score
+resampled and swapped sums the same way. Nothing is re-tokenised or re-counted. A replicate is a
+vector of multiplicities (how often each item was drawn), so the sums of a whole block of
+replicates are one matrix product. A metric whose corpus score is the mean of item scores
+(METEOR, the ROUGE types) is resampled through :class:`ItemScores`. Statistics that are not sums
+(a correlation coefficient) get the same resampled indices through :func:`replicates`.
 
 Every interval is reported in one shape, :class:`BootstrapResult`: the score on the actual
 data, the percentile interval ``low``/``high`` at ``confidence``, the median ``mid`` of the
@@ -22,16 +26,19 @@ blocks, so results are identical whatever the memory budget.
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable, Iterator
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from markeval._checks import check_resampling
+from markeval._signature import extend_signature
 
-__all__ = ["BootstrapResult", "MAX_DRAWS", "bootstrap", "check_draws", "multiplicities",
-           "percentile_interval", "replicates", "resample_indices"]
+__all__ = ["BootstrapResult", "ItemScores", "MAX_DRAWS", "SufficientStatistics", "bootstrap",
+           "check_draws", "multiplicities", "percentile_interval", "replicates",
+           "resample_indices", "resampled_scores"]
 
 #: Upper bound on the entries of one block of resampled indices (about 32 MB of int64).
 BLOCK_ENTRIES = 4_000_000
@@ -47,10 +54,10 @@ def check_draws(n: int, n_resamples: int, what: str = "resamples") -> None:
     Examples
     --------
     >>> check_draws(3000, 10_000)
-    >>> check_draws(3, 10**12)
+    >>> check_draws(3, 10**12)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: n_resamples=1000000000000 resamples of 3 items are 3e+12 index draws, beyond the 1e+10 one resampling may take; ask for at most 3333333333 resamples
+    ValueError: n_resamples=1000000000000 resamples of 3 items are 3e+12 index draws, ...
     """
     if n * n_resamples > MAX_DRAWS:
         raise ValueError(f"n_resamples={n_resamples} {what} of {n} items are "
@@ -120,13 +127,6 @@ class BootstrapResult:
     def ci_high(self) -> float:
         """Alias of ``high``."""
         return self.high
-
-    @property
-    def n_samples(self) -> int:
-        """Deprecated alias of ``n_resamples``."""
-        warnings.warn("n_samples is deprecated; use n_resamples", DeprecationWarning,
-                      stacklevel=2)
-        return self.n_resamples
 
     item_scores = None  # an interval is about the whole corpus, not about its items.
 
@@ -226,57 +226,183 @@ def percentile_interval(score: float, values: np.ndarray, *, confidence: float,
     )
 
 
-def bootstrap(stats, score: Callable[[np.ndarray], np.ndarray], *, n_resamples: int = 1000,
-              confidence: float = 0.95, seed: int = 0, signature: str = "",
-              higher_is_better: bool = True) -> BootstrapResult:
-    """Percentile bootstrap of a corpus score computed from per-item statistics.
+class SufficientStatistics(ABC):
+    """Per-item sufficient statistics of a corpus metric, and the one way from them to scores.
+
+    Subclasses (:class:`~markeval.lexical.bleu.BLEUStatistics`, GLEU's, chrF's, TER's,
+    :class:`ItemScores`) hold one row per item and every setting their score depends on, so
+    that :meth:`scores` needs nothing but sums of rows.
+
+    Attributes
+    ----------
+    matrix : ndarray, shape (n, k)
+        One row of statistics per item; integers where they are counts.
+    signature : str
+        The signature of scores computed from these statistics.
+    higher_is_better : bool
+        Whether a higher score is better (TER: False).
+    """
+
+    matrix: np.ndarray
+    signature: str
+    higher_is_better: ClassVar[bool] = True
+
+    @abstractmethod
+    def scores(self, sums, *, float32: bool = False) -> np.ndarray:
+        """The score of every row of ``sums`` (m, k), each a sum of rows of :attr:`matrix`.
+
+        ``float32=True`` asks for sacrebleu's bootstrap arithmetic, which casts statistics to
+        float32 before it sums and scores them (used by the paired tests, so their p-values
+        are sacrebleu's; metrics whose float32 scores equal their float64 ones ignore it).
+        """
+
+    @abstractmethod
+    def take(self, indices) -> SufficientStatistics:
+        """The statistics of the items at ``indices`` (in that order; repeats allowed)."""
+
+    def __len__(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def corpus_score(self) -> float:
+        """The score of all items: the score of the column sums of :attr:`matrix`."""
+        if len(self) == 0:
+            raise ValueError("the statistics hold no items")
+        return float(self.scores(self.matrix.sum(axis=0, keepdims=True))[0])
+
+    def item_scores(self) -> np.ndarray:
+        """The score of every item on its own (sentence scores)."""
+        return np.asarray(self.scores(self.matrix), dtype=np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class ItemScores(SufficientStatistics):
+    """A corpus score that is the mean of item scores (METEOR, ROUGE F-measures, BERTScore).
+
+    Attributes
+    ----------
+    items : ndarray of float, shape (n,)
+    signature : str
+    higher_is_better : bool
+    score : float, optional
+        The metric's own corpus score, when its arithmetic differs from NumPy's mean in the
+        last bit (METEOR's ``sum / len``); default the mean.
+
+    Examples
+    --------
+    >>> s = ItemScores(np.array([0.2, 0.4, 0.9]), "toy", True)
+    >>> round(s.corpus_score(), 4), s.scores(np.array([[1.5]])).tolist()
+    (0.5, [0.5])
+    """
+
+    items: np.ndarray
+    signature: str
+    higher_is_better: bool = True
+    score: float | None = None
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return np.asarray(self.items, dtype=np.float64)[:, None]
+
+    def scores(self, sums, *, float32: bool = False) -> np.ndarray:
+        return np.asarray(sums, dtype=np.float64)[:, 0] / len(self)
+
+    def take(self, indices) -> ItemScores:
+        return ItemScores(np.asarray(self.items)[np.asarray(indices, dtype=np.int64)],
+                          self.signature, self.higher_is_better)
+
+    def corpus_score(self) -> float:
+        return float(self.score) if self.score is not None else super().corpus_score()
+
+
+def _block_sums(stats: SufficientStatistics, indices: np.ndarray, float32: bool) -> np.ndarray:
+    """Column sums of ``stats.matrix`` over each row of resampled ``indices``."""
+    rows = stats.matrix
+    n = rows.shape[0]
+    if not np.issubdtype(rows.dtype, np.integer):
+        if float32 and not isinstance(stats, ItemScores):
+            # float32 values summed in float32, item after item, as sacrebleu's bootstrap
+            return rows.astype(np.float32)[indices].sum(axis=1)
+        return multiplicities(indices, n).astype(np.float64) @ rows
+    # Float sums of integers below 2**53 are exact; rint undoes nothing but the type.
+    sums = np.rint(multiplicities(indices, n).astype(np.float64) @ rows.astype(np.float64))
+    if not float32:
+        return sums.astype(np.int64)
+    if n * float(np.abs(rows).max(initial=0)) < 2**24:  # float32 holds these sums exactly
+        return sums.astype(np.float32)
+    return rows.astype(np.float32)[indices].sum(axis=1)
+
+
+def resampled_scores(statistics: Sequence[SufficientStatistics], blocks, *,
+                     float32: bool = False) -> list[np.ndarray]:
+    """The scores of each statistics object on every resample of ``blocks``.
 
     Parameters
     ----------
-    stats : array of shape (n, k)
-        One row of sufficient statistics per item (sentence, summary, pair).
-    score : callable
-        Maps summed statistics, an array of shape ``(m, k)``, to ``m`` scores. Integer
-        statistics are summed exactly and passed as int64.
+    statistics : sequence of SufficientStatistics
+        Of the same ``n`` items (several systems on one test set share the resamples).
+    blocks : iterable of int arrays of shape (rows, n)
+        Resampled indices, e.g. :func:`resample_indices`.
+    float32 : bool
+        sacrebleu's bootstrap arithmetic (see :meth:`SufficientStatistics.scores`).
+
+    Returns
+    -------
+    list of ndarray
+        One array of scores per statistics object, one score per resample.
+    """
+    out: list[list[np.ndarray]] = [[] for _ in statistics]
+    for indices in blocks:
+        for j, stats in enumerate(statistics):
+            out[j].append(np.asarray(stats.scores(_block_sums(stats, indices, float32),
+                                                  float32=float32), dtype=np.float64))
+    return [np.concatenate(o) if o else np.zeros(0) for o in out]
+
+
+def bootstrap(stats: SufficientStatistics, *, n_resamples: int = 1000,
+              confidence: float = 0.95, seed: int = 0) -> BootstrapResult:
+    """Percentile bootstrap confidence interval of a corpus score, resampling its items.
+
+    Each replicate draws ``len(stats)`` items with replacement and scores the sum of their
+    statistics (Koehn, 2004), so nothing is re-tokenised or re-counted.
+
+    Parameters
+    ----------
+    stats : SufficientStatistics
+        From :func:`~markeval.lexical.bleu.bleu_statistics`,
+        :func:`~markeval.lexical.gleu.gleu_statistics`,
+        :func:`~markeval.lexical.chrf.chrf_statistics`,
+        :func:`~markeval.lexical.ter.ter_statistics`, or :class:`ItemScores`.
     n_resamples : int, default 1000
         Replicates, at least 1.
     confidence : float, default 0.95
     seed : int, default 0
-    signature : str
-        The signature to report, resampling settings included.
-    higher_is_better : bool, default True
+        Seed of ``numpy.random.default_rng``.
 
     Returns
     -------
     BootstrapResult
-        ``score`` is ``score`` of the sum of all rows.
+        ``score`` is the corpus score; the signature adds ``bootstrap`` and ``seed``.
 
     Examples
     --------
-    GLEU-like statistics (matches, total) of three sentences; the corpus score is the
-    ratio of the sums, not the mean of the ratios:
+    GLEU's statistics of three sentences; the corpus score is the ratio of the summed matches
+    and totals, not the mean of the sentence ratios:
 
-    >>> stats = np.array([[3, 4], [1, 4], [4, 4]])
-    >>> ratio = lambda sums: sums[:, 0] / sums[:, 1]
-    >>> r = bootstrap(stats, ratio, n_resamples=200, seed=0)
-    >>> round(r.score, 4), r.low <= r.score <= r.high, r.n_resamples
-    (0.6667, True, 200)
+    >>> from markeval.lexical.gleu import gleu_statistics
+    >>> stats = gleu_statistics(["the cat sat on the mat", "a dog", "it rained all day"],
+    ...                         ["the cat sat on a mat", "a dog barked", "it rained all day"])
+    >>> ci = bootstrap(stats, n_resamples=200, seed=1)
+    >>> round(ci.score, 2), ci.low <= ci.score <= ci.high, ci.n_resamples
+    (70.59, True, 200)
     """
+    if not isinstance(stats, SufficientStatistics):
+        raise TypeError(f"stats must be SufficientStatistics (e.g. from bleu_statistics), got "
+                        f"{type(stats).__name__}")
     n_resamples, confidence, seed = check_resampling(n_resamples, confidence, seed, minimum=1)
-    stats = np.asarray(stats)
-    if stats.ndim != 2 or stats.shape[0] == 0:
-        raise ValueError(f"stats must be a non-empty 2-D array (items, statistics), "
-                         f"got shape {stats.shape}")
-    n = stats.shape[0]
-    exact = np.issubdtype(stats.dtype, np.integer)
-    rows = stats.astype(np.float64)
-
-    def statistic(indices: np.ndarray) -> np.ndarray:
-        # Float sums of integers below 2**53 are exact; rint undoes nothing but the type.
-        sums = multiplicities(indices, n).astype(np.float64) @ rows
-        return score(np.rint(sums).astype(np.int64) if exact else sums)
-
-    values = replicates(n, statistic, n_resamples=n_resamples, seed=seed)
-    actual = float(score(stats.sum(axis=0)[None])[0])
-    return percentile_interval(actual, values, confidence=confidence, n_resamples=n_resamples,
-                               seed=seed, signature=signature, higher_is_better=higher_is_better)
+    actual = stats.corpus_score()
+    blocks = resample_indices(len(stats), n_resamples, seed)
+    values = resampled_scores([stats], blocks)[0]
+    return percentile_interval(
+        actual, values, confidence=confidence, n_resamples=n_resamples, seed=seed,
+        signature=extend_signature(stats.signature, bootstrap=n_resamples, seed=seed),
+        higher_is_better=stats.higher_is_better)

@@ -20,18 +20,21 @@ above the observed ``delta`` (the +1 keeps the test's false-rejection rate at or
 level). Ties matter for discrete scores: TER's pseudo-systems share their reference length,
 so ``|A'_t - B'_t|`` often equals ``delta`` exactly; like sacrebleu, a tie is not counted.
 
-How a metric is resampled:
+How a metric is resampled: through its :class:`~markeval.resampling.SufficientStatistics`,
+the one path from sentences to scores that corpus scores and the bootstrap use too.
 
-* **Sufficient statistics** (BLEU, chrF, chrF++ and TER): per-sentence
-  statistics are computed once, a resample sums rows of them (a matrix product with the
-  resample's multiplicities), and the score is recomputed from the sums, vectorised over all
-  resamples and systems. Nothing is re-tokenised.
+* **Sufficient statistics** (BLEU, GLEU, chrF, chrF++ and TER; the registry's
+  ``statistics``): per-sentence statistics are computed once, a resample sums rows of them (a
+  matrix product with the resample's multiplicities), and the score is recomputed from the
+  sums, vectorised over all resamples (:func:`~markeval.resampling.resampled_scores`).
+  Nothing is re-tokenised.
 * **Per-sentence scores**: any other line-aligned text metric of :mod:`markeval.registry`
   with per-item scores (METEOR, the ROUGE types, BERTScore, MoverScore) is resampled as the
-  mean of its item scores. That mean is the metric's corpus score: exactly for the ROUGE
-  types and MoverScore (``numpy`` mean); METEOR's ``sum / len`` can differ from numpy's mean
-  in the last bit, and BERTScore's F1 is the mean taken in the model's precision. The
-  reported ``score`` (and the observed difference) is the metric's own corpus score.
+  mean of its item scores (:class:`~markeval.resampling.ItemScores`). That mean is the
+  metric's corpus score: exactly for the ROUGE types and MoverScore (``numpy`` mean);
+  METEOR's ``sum / len`` can differ from numpy's mean in the last bit, and BERTScore's F1 is
+  the mean taken in the model's precision. The reported ``score`` (and the observed
+  difference) is the metric's own corpus score.
 
 Random streams (identical to sacrebleu's): ``numpy.random.default_rng(seed)``;
 ``rng.choice(n, size=(n_resamples, n))`` gives the bootstrap resamples (the same for the
@@ -70,14 +73,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from markeval._checks import (check_bool, check_choice, check_confidence, check_int,
                               check_references, check_seed, check_string, check_strings)
-from markeval.resampling import check_draws, multiplicities, resample_indices
+from markeval._signature import extend_signature
+from markeval.resampling import (ItemScores, SufficientStatistics, check_draws,
+                                 resample_indices, resampled_scores)
 
 __all__ = ["SignificanceResult", "SystemComparison", "TESTS", "paired_significance"]
 
@@ -237,166 +242,45 @@ def _label(result: SignificanceResult) -> str:
 # --- How each metric is resampled -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Resampler:
-    """A metric prepared for resampling: per-sentence rows and a vectorised scorer.
-
-    ``rows(hypotheses)`` -> (n, k) array (integers where the statistics are counts);
-    ``score(sums, float32)`` -> scores of the rows of ``sums`` (m, k), where ``float32``
-    asks for sacrebleu's float32 bootstrap arithmetic; ``mean=True`` when the rows are item
-    scores whose mean is the corpus score (then ``score`` divides by ``n``).
-    """
-
-    name: str
-    rows: Callable[[list[str]], np.ndarray]
-    score: Callable[[np.ndarray, bool], np.ndarray]
-    signature: str
-    higher_is_better: bool
-    mean: bool = False
-    state: dict = field(default_factory=dict)
-
-
-def _bleu_resampler(references, options: Mapping) -> _Resampler:
-    from markeval.lexical import bleu as B
-
-    opts = dict(options)
-    smooth = opts.pop("smooth", "exp")
-    smooth_value = opts.pop("smooth_value", None)
-    effective_order = opts.pop("effective_order", None)
-    max_order = opts.pop("max_order", None)
-    tokenize = opts.pop("tokenize", None)
-    lowercase = opts.pop("lowercase", None)
-    weights = opts.pop("weights", None)
-    opts.pop("warn", None)  # NLTK's warnings about zero counts: nothing to resample
-    smooth, value, effective_order = B._check_smoothing(smooth, smooth_value,
-                                                        effective_order, False)
-    weights, max_order = B._check_weights(weights, max_order, smooth)
-    # None means the defaults, as in bleu(); anything else is checked by NGramReferences
-    prepared = B.NGramReferences(references, tokenize="13a" if tokenize is None else tokenize,
-                                 lowercase=False if lowercase is None else lowercase)
-
-    def rows(hypotheses):
-        stats = B.bleu_statistics(hypotheses, prepared,
-                                  max_order=B._orders_needed(max_order, smooth))
-        resampler.state.setdefault("signature", B._signature(
-            stats, max_order, smooth, value, effective_order, weights=B._weights_text(weights)))
-        return B._stack(stats)
-
-    def score(sums, float32):
-        return B._scores_from_sums(sums, max_order, smooth, value, effective_order,
-                                   float32=float32, weights=weights)
-
-    resampler = _Resampler("bleu", rows, score, "", True)
-    return resampler
-
-
-def _statistics_resampler(name: str, module: str, statistics: str):
-    """The resampler of a metric whose ``module.statistics(hypotheses, references, **options)``
-    returns a statistics object with ``matrix`` (one row per sentence), ``scores(sums)``
-    (vectorised score of each row of summed statistics) and ``signature``."""
-
-    def build(references, options: Mapping) -> _Resampler:
-        import importlib
-
-        stats_fn = getattr(importlib.import_module(module), statistics)
-
-        def rows(hypotheses):
-            stats = stats_fn(hypotheses, references, **options)
-            resampler.state.setdefault("stats", stats)
-            resampler.state.setdefault("signature", stats.signature)
-            return np.asarray(stats.matrix)
-
-        def score(sums, float32):
-            if float32 and name in _FLOAT32_SCORERS:
-                return _FLOAT32_SCORERS[name](sums)
-            return np.asarray(resampler.state["stats"].scores(sums), dtype=np.float64)
-
-        from markeval import registry
-
-        resampler = _Resampler(name, rows, score, "", registry.get(name).higher_is_better)
-        return resampler
-
-    return build
-
-
-def _ter_scores_float32(sums: np.ndarray) -> np.ndarray:
-    """sacrebleu's ``TER._compute_score_from_stats`` on float32 sums (its bootstrap): the
-    ratio and the percentage are float32 operations, and so is every later step."""
-    sums = np.asarray(sums, dtype=np.float32)
-    edits, length = sums[:, 0], sums[:, 1]
-    ratio = np.where(length > 0, edits / np.where(length > 0, length, np.float32(1)),
-                     np.where(edits > 0, np.float32(1), np.float32(0)))
-    return 100 * ratio
-
-
-#: float32 scorers reproducing sacrebleu's bootstrap arithmetic where it changes p-values
-#: (chrF agrees without one on WMT17; BLEU's is in markeval.lexical.bleu).
-_FLOAT32_SCORERS = {"ter": _ter_scores_float32}
-
-
-#: Metric families resampled through sufficient statistics: family -> builder(references,
-#: options). chrF and TER plug in through their statistics objects
-#: (see :func:`_statistics_resampler`).
-STATISTICS_METRICS: dict[str, Callable[[list, Mapping], _Resampler]] = {
-    "bleu": _bleu_resampler,
-    "chrf": _statistics_resampler("chrf", "markeval.lexical.chrf", "chrf_statistics"),
-    "ter": _statistics_resampler("ter", "markeval.lexical.ter", "ter_statistics"),
-}
-
-
-def _resampler(name: str, references, options, progress: bool) -> _Resampler:
-    """How ``name`` (a registry metric of line-aligned texts) is resampled, its ``options``
-    checked as a direct call of the metric checks them."""
+def _statistics(name: str, references, options, progress: bool
+                ) -> Callable[[list[str]], SufficientStatistics]:
+    """``hypotheses -> SufficientStatistics`` of the registry metric ``name`` on
+    ``references``, its ``options`` checked as a direct call of the metric checks them."""
     from markeval import registry
 
     info = registry.get(name)
     usable = [m.name for m in registry.metrics(inputs="texts")
-              if _statistics_builder(m) is not None or m.items is not None]
+              if m.statistics is not None or m.items is not None]
     if name not in usable:
         raise ValueError(f"metric={name!r} has neither sufficient statistics nor per-sentence "
                          f"scores to resample (choose one of {usable})")
-    options = _check_options(info, options)
-    build = _statistics_builder(info)
-    if build is not None:
-        return build(references, {**info.options, **options})
-    extra = {"progress": progress} if "progress" in _parameters(info.function) else {}
-    resampler = _Resampler(name, lambda h: rows(h), lambda s, f: score(s, f), "",
-                           info.higher_is_better, mean=True)
-    holder = resampler.state
+    if info.statistics is not None:
+        function = info.statistics_function
+        options = {**info.options, **_check_options(info, function, options)}
+        return lambda hypotheses: function(hypotheses, references, **options)
+    options = _check_options(info, info.function, options)
+    if "progress" in _parameters(info.function):
+        options["progress"] = progress
 
-    def rows(hypotheses):
-        result = info.compute(hypotheses, references, **options, **extra)
-        holder.setdefault("signature", result.signature)
-        holder.setdefault("scores", []).append(info.value(result))
-        items = np.asarray(getattr(result, info.items), dtype=np.float64)
-        return items[:, None]
+    def item_scores(hypotheses):
+        result = info.compute(hypotheses, references, **options)
+        return ItemScores(np.asarray(getattr(result, info.items), dtype=np.float64),
+                          result.signature, info.higher_is_better, score=info.value(result))
 
-    def score(sums, float32):
-        return sums[:, 0] / holder["n"]
-
-    return resampler
+    return item_scores
 
 
-def _statistics_builder(info):
-    """The statistics builder of ``info``'s function (chrF++ is chrF's), or None."""
-    from markeval import registry
-
-    for name, build in STATISTICS_METRICS.items():
-        if registry.get(name).corpus == info.corpus:
-            return build
-    return None
-
-
-def _check_options(info, options) -> dict:
-    """``options`` as keyword arguments of ``info``'s function: a mapping of its option names,
-    none of them one that the metric's name fixes (chrF++'s ``word_order``, a ROUGE type's
-    ``types``). Values are checked by the metric itself, as in a direct call."""
+def _check_options(info, function, options) -> dict:
+    """``options`` as keyword arguments of ``function`` (the metric's statistics or corpus
+    function): a mapping of its option names, none of them one that the metric's name fixes
+    (chrF++'s ``word_order``, a ROUGE type's ``types``). Values are checked by the metric
+    itself, as in a direct call."""
     if options is None:
         return {}
     if not isinstance(options, Mapping):
         raise TypeError(f"options must be a dict of {info.name}'s keyword arguments (e.g. "
                         f"{{'tokenize': 'intl'}}), got {type(options).__name__}: {options!r}")
-    known = sorted(_parameters(info.function) - {"hypotheses", "references", "progress"})
+    known = sorted(_parameters(function) - {"hypotheses", "references", "progress"})
     for key, value in options.items():
         if key not in known:
             raise TypeError(f"unknown option {key!r} for metric={info.name!r} (its options: "
@@ -433,30 +317,6 @@ def _p_value(null: np.ndarray, delta: float) -> float:
     return (int(np.sum(null > delta)) + 1) / (len(null) + 1)
 
 
-def _bootstrap_scores(resampler: _Resampler, stats: list[np.ndarray], indices, n: int
-                      ) -> list[np.ndarray]:
-    """Scores of every system (float32 sums, as sacrebleu's bootstrap) on each resample."""
-    k = stats[0].shape[1]
-    # Integer statistics: float32 sums of integers below 2**24 are exact, so the sums are one
-    # exact float64 matrix product, cast to float32 afterwards.
-    exact = not resampler.mean and all(
-        np.array_equal(s, np.rint(s)) and n * float(np.abs(s).max(initial=0)) < 2**24
-        for s in stats)
-    joined = np.concatenate(stats, axis=1).astype(np.float64)
-    out = [[] for _ in stats]
-    for block in indices:
-        if exact or resampler.mean:
-            sums = multiplicities(block, n).astype(np.float64) @ joined
-            if exact:
-                sums = sums.astype(np.float32)
-        else:  # float32 values summed in float32, sentence after sentence, as sacrebleu
-            sums = joined.astype(np.float32)[block].sum(axis=1)
-        for j in range(len(stats)):
-            part = sums[:, j * k : (j + 1) * k]
-            out[j].append(resampler.score(part, not resampler.mean))
-    return [np.concatenate(o) for o in out]
-
-
 def _blocks(n: int, rows_total: int):
     rows = max(1, _BLOCK_ENTRIES // max(n, 1))
     return [(start, min(rows, rows_total - start)) for start in range(0, rows_total, rows)]
@@ -478,9 +338,9 @@ def paired_significance(baseline, systems, references, *, metric: str = "bleu",
     references : list
         ``references[i]``: the reference string, or list of reference strings, of line ``i``.
     metric : str, default "bleu"
-        ``"bleu"``, ``"chrf"``, ``"chrf++"`` and ``"ter"`` resample sufficient statistics;
-        any registry text metric with per-item scores (``"meteor"``, ``"rouge1"`` …
-        ``"rougeLsum"``, ``"bertscore"``, ``"moverscore"``) resamples those.
+        ``"bleu"``, ``"gleu"``, ``"chrf"``, ``"chrf++"`` and ``"ter"`` resample sufficient
+        statistics; any registry text metric with per-item scores (``"meteor"``,
+        ``"rouge1"`` … ``"rougeLsum"``, ``"bertscore"``, ``"moverscore"``) resamples those.
     test : {"bs", "ar"}, default "bs"
         Paired bootstrap resampling or paired approximate randomization.
     n_resamples : int, optional
@@ -562,42 +422,31 @@ def paired_significance(baseline, systems, references, *, metric: str = "bleu",
                          f"random stream that gives sacrebleu's p-values), beyond the "
                          f"{MAX_SWAP_BYTES / 2**30:.0f} GiB allowed; ask for at most "
                          f"{MAX_SWAP_BYTES // n} trials")
-    resampler = _resampler(metric, references, options, progress)
+    statistics_of = _statistics(metric, references, options, progress)
     from tqdm import tqdm
 
     all_named = [(base_name, base_hyps), *named]
-    stats = [resampler.rows(hyps) for _, hyps in tqdm(
+    stats = [statistics_of(hyps) for _, hyps in tqdm(
         all_named, desc=f"{metric} statistics", unit="system", disable=not progress,
         leave=False)]
-    resampler.state["n"] = n
-    signature = resampler.state.get("signature", resampler.signature)
-    scores = [float(resampler.score(s.sum(axis=0, dtype=np.float64 if not np.issubdtype(
-        s.dtype, np.integer) else np.int64)[None], False)[0]) for s in stats]
-    if resampler.mean:  # the metric's own corpus score (its mean, in its own arithmetic)
-        scores = [float(x) for x in resampler.state["scores"]]
+    scores = [stats_j.corpus_score() for stats_j in stats]
     if test == "bs":
-        comparisons = _paired_bootstrap(resampler, stats, scores, n, n_resamples, seed,
-                                        confidence)
+        comparisons = _paired_bootstrap(stats, scores, n_resamples, seed, confidence)
         fields = {"test": "bs", "n": n_resamples, "seed": seed}
     else:
-        comparisons = _paired_randomization(resampler, stats, scores, n, n_resamples, seed,
-                                            confidence)
+        comparisons = _paired_randomization(stats, scores, n_resamples, seed, confidence)
         fields = {"test": "ar", "n": n_resamples, "bs": AR_CONFIDENCE_RESAMPLES, "seed": seed}
     rows = tuple(SystemComparison(name, score, *rest)
                  for (name, _), score, rest in zip(all_named, scores, comparisons))
     return SignificanceResult(rows, test, metric, n_resamples, seed, confidence,
-                              _extend(signature, **fields), resampler.higher_is_better)
+                              extend_signature(stats[0].signature, **fields),
+                              stats[0].higher_is_better)
 
 
-def _extend(signature: str, **fields) -> str:
-    head, sep, version = signature.rpartition("|version:")
-    extra = "|".join(f"{k}:{v}" for k, v in fields.items())
-    return f"{head}|{extra}{sep}{version}" if sep else f"{signature}|{extra}"
-
-
-def _paired_bootstrap(resampler, stats, scores, n, n_resamples, seed, confidence):
+def _paired_bootstrap(stats, scores, n_resamples, seed, confidence):
+    n = len(stats[0])
     indices = resample_indices(n, n_resamples, seed, block_entries=_BLOCK_ENTRIES)
-    boot = _bootstrap_scores(resampler, stats, indices, n)
+    boot = resampled_scores(stats, indices, float32=True)
     out = [(*_estimate(boot[0], confidence), None)]
     for j in range(1, len(stats)):
         delta = abs(scores[0] - scores[j])
@@ -606,37 +455,31 @@ def _paired_bootstrap(resampler, stats, scores, n, n_resamples, seed, confidence
     return out
 
 
-def _paired_randomization(resampler, stats, scores, n, n_trials, seed, confidence):
+def _paired_randomization(stats, scores, n_trials, seed, confidence):
+    n = len(stats[0])
     rng = np.random.default_rng(seed)
     swaps = rng.integers(2, size=(n_trials, n), dtype=bool)
     ci_indices = rng.choice(n, size=(AR_CONFIDENCE_RESAMPLES, n), replace=True)
-    base = stats[0].astype(np.float64)
-    out = []
-    base_boot = _bootstrap_scores(resampler, stats[:1], resample_indices(
-        n, AR_CONFIDENCE_RESAMPLES, seed, block_entries=_BLOCK_ENTRIES), n)[0]
-    out.append((*_estimate(base_boot, confidence), None))
-    if len(stats) > 1:
-        boots = _bootstrap_scores(resampler, stats[1:], [ci_indices], n)
-    k = base.shape[1]
-    # Pseudo-system A takes the baseline's sentence where the swap is on, B the system's:
-    # A = sys_total + swaps @ (base - sys), B = totals - A (integer sums, exact in float64).
-    diffs = np.concatenate([base - s.astype(np.float64) for s in stats[1:]], axis=1)
-    totals = np.concatenate([s.sum(axis=0, dtype=np.float64) for s in stats[1:]])
-    both = np.concatenate([base.sum(axis=0) + s.sum(axis=0, dtype=np.float64)
-                           for s in stats[1:]])
-    null = [[] for _ in stats[1:]]
-    integer = not resampler.mean and all(np.array_equal(s, np.rint(s)) for s in stats)
-    for start, rows in _blocks(n, n_trials):
-        a = swaps[start : start + rows].astype(np.float64) @ diffs + totals
-        b = both - a
-        if integer:
-            a, b = np.rint(a), np.rint(b)
-        for j in range(len(stats) - 1):
-            part = slice(j * k, (j + 1) * k)
-            null[j].append(np.abs(resampler.score(a[:, part], False)
-                                  - resampler.score(b[:, part], False)))
-    for j in range(1, len(stats)):
-        delta = abs(scores[0] - scores[j])
-        out.append((*_estimate(boots[j - 1], confidence),
-                    _p_value(np.concatenate(null[j - 1]), delta)))
+    # the baseline's interval under AR uses a fresh generator, as in sacrebleu
+    base_boot = resampled_scores(stats[:1], resample_indices(
+        n, AR_CONFIDENCE_RESAMPLES, seed, block_entries=_BLOCK_ENTRIES), float32=True)[0]
+    out = [(*_estimate(base_boot, confidence), None)]
+    boots = resampled_scores(stats[1:], [ci_indices], float32=True)
+    base = stats[0].matrix.astype(np.float64)
+    for j, system in enumerate(stats[1:]):
+        rows = system.matrix.astype(np.float64)
+        # Pseudo-system A takes the baseline's sentence where the swap is on, B the system's:
+        # A = system total + swaps @ (base - system), B = both totals - A.
+        diff, total = base - rows, rows.sum(axis=0)
+        both = base.sum(axis=0) + total
+        integer = np.array_equal(base, np.rint(base)) and np.array_equal(rows, np.rint(rows))
+        null = []
+        for start, count in _blocks(n, n_trials):
+            a = swaps[start : start + count].astype(np.float64) @ diff + total
+            b = both - a
+            if integer:  # integer sums, exact in float64: undo the rounding of the product
+                a, b = np.rint(a), np.rint(b)
+            null.append(np.abs(system.scores(a) - system.scores(b)))
+        delta = abs(scores[0] - scores[j + 1])
+        out.append((*_estimate(boots[j], confidence), _p_value(np.concatenate(null), delta)))
     return out

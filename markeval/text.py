@@ -7,7 +7,6 @@ from collections import Counter
 
 from markeval._checks import (check_bool, check_choice, check_int, check_list, check_string,
                               check_strings)
-from markeval._deprecation import renamed_keywords
 
 # A sentence ends at . ! or ? (optionally followed by closing quotes/brackets) before
 # whitespace and an upper-case letter, digit or opening quote. Common abbreviations
@@ -187,7 +186,6 @@ def check_tokenizer(tokenize) -> str:
     return check_choice(tokenize, "tokenize", TOKENIZERS)
 
 
-@renamed_keywords(tokenizer="tokenize")
 def tokenize_many(
     texts, tokenize: str = "13a", *, lowercase: bool = False
 ) -> list[tuple[str, ...]]:
@@ -236,7 +234,6 @@ def tokenize_many(
     return [cache[t] for t in texts]
 
 
-@renamed_keywords(tokenizer="tokenize")
 def tokenize(text: str, tokenize: str = "13a", *, lowercase: bool = False) -> list[str]:
     """Tokenise one text exactly as sacrebleu does (see :func:`tokenize_many`).
 

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import markeval
+from markeval._checks import check_choice
 from markeval.experiments.human_correlation import grouped_correlation, williams_test
 from markeval.experiments.translation import sentence_subset
 
@@ -104,7 +105,7 @@ CASES = [
     Case(markeval.moverscore, _texts(progress=False), lists=("hypotheses", "references"),
          nonempty=("hypotheses",), pairs=TEXT_PAIRS,
          flags=("remove_subwords", "remove_punctuation", "progress")),
-    Case(markeval.bleu_bootstrap,
+    Case(markeval.bootstrap,
          lambda: {"stats": markeval.bleu_statistics(HYPS, REFS), "n_resamples": 5}, seed="seed"),
     Case(markeval.fid, _sets(), arrays=("reference", "candidate"), flags=("allow_singular",)),
     Case(markeval.prd, _sets(num_clusters=2, num_runs=2), arrays=("reference", "candidate"),
@@ -273,7 +274,7 @@ def test_prd_refuses_a_single_cluster():
      r"probabilities\[0\] must be a sequence of numbers, got str: '0.5'"),
     (lambda: markeval.ngram_counts("a b", 2), "tokens must be a sequence of tokens, not a single "
                                               "str: 'a b'; split the text first"),
-    (lambda: markeval.bleu_bootstrap(markeval.bleu_statistics(HYPS, REFS), seed=None),
+    (lambda: markeval.bootstrap(markeval.bleu_statistics(HYPS, REFS), seed=None),
      "seed must be a non-negative int, got None"),
     (lambda: markeval.NGramLM(2).fit(None), "sentences must be a list of tokenised sentences"),
     (lambda: markeval.NGramLM(2).fit([["a"], None]), r"sentences\[1\] must be a list of tokens"),
@@ -365,3 +366,15 @@ def test_the_transposed_layout_is_read_as_given_when_it_cannot_be_detected():
     score_help = build_parser()._subparsers._group_actions[0].choices["score"].format_help()
     for text in (markeval.bleu.__doc__, check_references.__doc__, " ".join(score_help.split())):
         assert "as many" in text or "2 streams for 2 hypotheses" in text, text
+
+
+def test_check_choice():
+    assert check_choice("b", "mode", ("a", "b")) == "b"
+    with pytest.raises(ValueError, match="mode must be one of 'a', 'b', got 'c'"):
+        check_choice("c", "mode", ("a", "b"))
+    with pytest.raises(TypeError, match=r"mode must be a str \(one of 'a', 'b'\), got int: 3"):
+        check_choice(3, "mode", ("a", "b"))
+    with pytest.raises(TypeError, match="got bool"):
+        check_choice(True, "order", (0, 1))
+    with pytest.raises(ValueError, match="order must be one of 0, 1, got"):
+        check_choice([1], "order", (0, 1))  # unhashable: refused, not a crash

@@ -23,7 +23,9 @@ from hypothesis.extra.numpy import arrays
 from conftest import needs_wmt17
 from markeval.encoders import TruncationWarning, default_model, resolve_encoder
 from markeval.semantic.baseline import compute_baseline, load_baseline
-from markeval.semantic.bertscore import BERTScoreResult, EmptyTextWarning, bertscore, greedy_match
+from markeval.semantic.bertscore import BERTScoreResult, bertscore
+from markeval.semantic.greedy import greedy_match
+from markeval.semantic.tokens import EmptyTextWarning
 from markeval.semantic.idf import IDFWeights, idf_weights
 
 PARITY_ATOL = 1e-5
@@ -129,17 +131,6 @@ def test_result_types_and_signature():
     s = bertscore(["a cat sat"], ["the cat sat"], progress=False, layer=-1,
                   idf=idf_weights(["the cat sat", "a dog"]))
     assert "|layer:6|idf:yes(M=2)|" in s.signature
-
-
-def test_old_encoder_keywords_still_work(tmp_path):
-    hyps, refs = ["a cat sat", "stocks fell"], ["the cat sat", "prices dropped"]
-    new = bertscore(hyps, refs, model=resolve_encoder(batch_size=1, cache_dir=tmp_path),
-                    progress=False)
-    with pytest.warns(DeprecationWarning, match=r"bertscore\(batch_size=\.\.\., device=\.\.\., "
-                      r"cache_dir=\.\.\.\) is deprecated; use model=markeval.encoders"):
-        old = bertscore(hyps, refs, batch_size=1, device="cpu", cache_dir=tmp_path,
-                        progress=False)
-    assert old == new
 
 
 def test_result_protocol():

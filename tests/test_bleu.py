@@ -30,12 +30,12 @@ from markeval.lexical.bleu import (
     BLEUScore,
     NGramReferences,
     bleu,
-    bleu_bootstrap,
     bleu_from_statistics,
     bleu_statistics,
     sentence_bleu,
     sentence_bleu_scores,
 )
+from markeval.resampling import bootstrap
 from markeval.text import ngram_counts, ngrams, tokenize, tokenize_many
 
 SACRE_TOL = 1e-9
@@ -469,9 +469,9 @@ def test_bootstrap_is_seeded_and_brackets_the_score():
     hyps = [" ".join(w if rng.random() < 0.7 else rng.choice(words) for w in r.split())
             for r in refs]
     stats = bleu_statistics(hyps, refs, tokenize="none")
-    first = bleu_bootstrap(stats, n_resamples=300, seed=11)
-    assert first == bleu_bootstrap(stats, n_resamples=300, seed=11)
-    assert first != bleu_bootstrap(stats, n_resamples=300, seed=12)
+    first = bootstrap(stats, n_resamples=300, seed=11)
+    assert first == bootstrap(stats, n_resamples=300, seed=11)
+    assert first != bootstrap(stats, n_resamples=300, seed=12)
     assert first.ci_low < first.score < first.ci_high
     assert first.score == bleu(hyps, refs, tokenize="none").score
     assert "bootstrap:300|seed:11" in first.signature
@@ -480,7 +480,7 @@ def test_bootstrap_is_seeded_and_brackets_the_score():
     resampled = bleu([hyps[i] for i in idx], [refs[i] for i in idx], tokenize="none")
     assert bleu_from_statistics(stats.take(idx)).score == resampled.score
     # NLTK's order-free methods bootstrap too (on NLTK's 0-100 equivalent scale).
-    nltk3 = bleu_bootstrap(stats, n_resamples=50, smooth="nltk3")
+    nltk3 = bootstrap(stats.with_scoring(smooth="nltk3"), n_resamples=50)
     assert nltk3.score == bleu(hyps, refs, tokenize="none", smooth="nltk3").score
 
 
@@ -544,13 +544,15 @@ def test_transposed_reference_layout_is_rejected():
         (lambda: bleu(["a"], ["a"], max_order=0), ValueError, "max_order"),
         (lambda: bleu(["a"], NGramReferences(["a"]), tokenize="none"), ValueError, "conflicts"),
         (lambda: sentence_bleu("a b", "a c", smooth="nltk6"), ValueError, "trigram"),
-        (lambda: bleu_bootstrap(bleu_statistics(["a"], ["a"], max_order=5), smooth="nltk5"),
+        (lambda: bootstrap(bleu_statistics(["a"], ["a"], smooth="nltk5")),
          ValueError, "order of sentences"),
         (lambda: bleu_from_statistics(bleu_statistics(["a"], ["a"]), smooth="nltk5"),
-         ValueError, "max_order=5"),
+         ValueError, "needs statistics up to order 5, but these stop at 4"),
         (lambda: bleu_from_statistics("stats"), TypeError, "BLEUStatistics"),
-        (lambda: bleu_bootstrap(bleu_statistics(["a"], ["a"]), confidence=1.0), ValueError,
+        (lambda: bootstrap(bleu_statistics(["a"], ["a"]), confidence=1.0), ValueError,
          "strictly between"),
+        (lambda: bootstrap(bleu_statistics(["a"], ["a"]), n_resamples=0), ValueError,
+         "n_resamples must be a positive int, got 0"),
     ],
 )
 def test_bad_input_raises_clear_errors(call, error, match):
@@ -558,7 +560,7 @@ def test_bad_input_raises_clear_errors(call, error, match):
         call()
 
 
-# --- Result protocol, shared bootstrap, renamed keywords ------------------------------------------
+# --- Result protocol, shared bootstrap ------------------------------------------------------------
 
 
 def _toy_stats():
@@ -580,7 +582,7 @@ def test_results_follow_the_protocol():
     assert per_sentence.item_scores == tuple(per_sentence) and len(per_sentence) == 3
     assert per_sentence.score == pytest.approx(np.mean(np.asarray(per_sentence)), abs=1e-12)
     assert per_sentence.signature == sentence_bleu("a b", "a b").signature
-    ci = bleu_bootstrap(stats, n_resamples=50)
+    ci = bootstrap(stats, n_resamples=50)
     assert isinstance(ci, BootstrapResult) and isinstance(ci, MetricResult)
     assert (ci.ci_low, ci.ci_high) == (ci.low, ci.high) and ci.low <= ci.mid <= ci.high
     assert ci.n_resamples == 50 and ci.seed == 0 and ci.item_scores is None
@@ -589,32 +591,13 @@ def test_results_follow_the_protocol():
 def test_bootstrap_equals_a_loop_over_resampled_corpora():
     """The shared bootstrap draws default_rng(seed).integers(0, n, n) per replicate."""
     stats = _toy_stats()
-    ci = bleu_bootstrap(stats, n_resamples=20, seed=4, confidence=0.8)
+    ci = bootstrap(stats, n_resamples=20, seed=4, confidence=0.8)
     rng = np.random.default_rng(4)
     scores = [bleu_from_statistics(stats.take(rng.integers(0, len(stats), len(stats)))).score
               for _ in range(20)]
     low, high = np.quantile(scores, [0.1, 0.9])
     assert (ci.low, ci.high) == pytest.approx((low, high), abs=1e-9)
     assert ci.mean == pytest.approx(np.mean(scores), abs=1e-9)
-
-
-def test_bleu_bootstrap_old_n_samples_still_works_and_warns():
-    stats = _toy_stats()
-    with pytest.warns(DeprecationWarning, match=r"bleu_bootstrap\(n_samples=\.\.\.\) is deprecated"):
-        old = bleu_bootstrap(stats, n_samples=30)
-    assert old == bleu_bootstrap(stats, n_resamples=30)
-    with pytest.warns(DeprecationWarning, match="n_samples is deprecated"):
-        assert old.n_samples == 30
-    with pytest.raises(ValueError, match="n_resamples must be a positive int, got 0"):
-        bleu_bootstrap(stats, n_resamples=0)
-
-
-def test_text_tokenize_old_tokenizer_keyword_still_works_and_warns():
-    with pytest.warns(DeprecationWarning, match=r"tokenize\(tokenizer=\.\.\.\) is deprecated"):
-        assert tokenize("A, b", tokenizer="none") == ["A,", "b"]
-    with pytest.warns(DeprecationWarning, match=r"tokenize_many\(tokenizer=\.\.\.\)"):
-        assert tokenize_many(["A, b"], tokenizer="13a") == [("A", ",", "b")]
-    assert tokenize("A, b", tokenize="none") == ["A,", "b"]
 
 
 # --- The char and zh tokenizers (sacrebleu's, no downloaded model) -----------------------------

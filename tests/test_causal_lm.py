@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from markeval.lexical.causal_lm import CausalLMScorer, load_causal_lm, smollm2_path
+from markeval.encoders.causal_lm import CausalLMScorer, load_causal_lm, smollm2_path
 from markeval.lexical.perplexity import perplexity
 
 FLUENT = [

@@ -29,13 +29,12 @@ from markeval.lexical.chrf import (
     CHRFScore,
     CHRFStatistics,
     chrf,
-    chrf_bootstrap,
     chrf_from_statistics,
     chrf_statistics,
     sentence_chrf,
     sentence_chrf_scores,
 )
-from markeval.resampling import resample_indices
+from markeval.resampling import bootstrap, resample_indices
 
 TOL = 1e-9
 CHARS = 6 * 3  # columns of the character orders (char_order=6)
@@ -432,14 +431,14 @@ def test_bootstrap_is_percentiles_of_resampled_corpus_scores():
     refs = ["the cat sat on the mat", "the dog barked at me", "it rained all day",
             "we went home", "something there"]
     stats = chrf_statistics(hyps, refs)
-    ci = chrf_bootstrap(stats, n_resamples=300, confidence=0.9, seed=4)
+    ci = bootstrap(stats, n_resamples=300, confidence=0.9, seed=4)
     assert ci.score == chrf(hyps, refs).score
     indices = np.concatenate(list(resample_indices(len(stats), 300, seed=4)))
     values = [chrf_from_statistics(stats.take(row)).score for row in indices]
     low, high = np.quantile(values, [0.05, 0.95])
     assert ci.low == pytest.approx(low, abs=1e-9) and ci.high == pytest.approx(high, abs=1e-9)
     assert ci.n_resamples == 300 and ci.seed == 4 and "|bootstrap:300|seed:4|" in ci.signature
-    assert chrf_bootstrap(stats, n_resamples=300, confidence=0.9, seed=4) == ci
+    assert bootstrap(stats, n_resamples=300, confidence=0.9, seed=4) == ci
 
 
 # --- Bad input ----------------------------------------------------------------------------------
@@ -467,8 +466,8 @@ def test_bootstrap_is_percentiles_of_resampled_corpus_scores():
     (lambda: sentence_chrf("a", []), ValueError, "references"),
     (lambda: sentence_chrf_scores(["a"], ["a"], lowercase="no"), TypeError, "lowercase"),
     (lambda: chrf_from_statistics([[1, 1, 1]]), TypeError, "CHRFStatistics"),
-    (lambda: chrf_bootstrap("stats"), TypeError, "CHRFStatistics"),
-    (lambda: chrf_bootstrap(chrf_statistics(["a"], ["a"]), n_resamples=0), ValueError,
+    (lambda: bootstrap("stats"), TypeError, "SufficientStatistics"),
+    (lambda: bootstrap(chrf_statistics(["a"], ["a"]), n_resamples=0), ValueError,
      "n_resamples"),
     (lambda: chrf_statistics(["a"], ["a"]).scores(np.zeros((2, 5))), ValueError, "sums"),
 ])

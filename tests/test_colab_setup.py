@@ -40,10 +40,10 @@ WORDNET, LM = "WordNet", "causal LM"
 #: function) needs WordNet or the causal LM. Data sets are found from ``locate("<name>")``
 #: calls (see :func:`_data_root`) and from :func:`markeval.datasets.bbc.bbc_dir`.
 ROOTS: dict[str, str] = {
-    "markeval.lexical.wordnet.load_wordnet": WORDNET,
-    "markeval.lexical.wordnet.find_wordnet": WORDNET,
-    "markeval.lexical.causal_lm.load_causal_lm": LM,
-    "markeval.lexical.causal_lm.smollm2_path": LM,
+    "markeval.datasets.wordnet.load_wordnet": WORDNET,
+    "markeval.datasets.wordnet.find_wordnet": WORDNET,
+    "markeval.encoders.causal_lm.load_causal_lm": LM,
+    "markeval.encoders.causal_lm.smollm2_path": LM,
     "markeval.datasets.bbc.bbc_dir": "data:bbc",
 }
 #: The functions that take a data set's name: ``locate("wmt17")`` needs data set ``wmt17``.
@@ -383,7 +383,7 @@ def test_roots_exist(root):
     ("markeval.exercises.assignments.assignment", WORDNET),      # any assignment: 2 too
     ("markeval.exercises.assignments.alignment_metrics", WORDNET),  # assignment 2
     ("markeval.CausalLMScorer", LM),
-    ("markeval.lexical.causal_lm.CausalLMScorer", LM),
+    ("markeval.encoders.causal_lm.CausalLMScorer", LM),
     ("markeval.load_causal_lm", LM),
     ("markeval.experiments.generators.smollm2_sentences", LM),
     ("markeval.datasets.load_wmt17", "data:wmt17"),
@@ -461,7 +461,7 @@ def test_a_page_using_meteor_without_the_wordnet_download_fails(code):
 
 
 @pytest.mark.parametrize("code", [
-    "from markeval.lexical.causal_lm import CausalLMScorer\nscorer = CausalLMScorer()",
+    "from markeval.encoders.causal_lm import CausalLMScorer\nscorer = CausalLMScorer()",
     "import markeval as me\nmodel, tok = me.load_causal_lm()",
 ])
 def test_a_page_loading_the_causal_lm_without_installing_it_fails(code):

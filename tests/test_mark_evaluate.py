@@ -413,7 +413,7 @@ def tokens_a():
 
 
 def test_word_samples_one_row_per_token_per_layer_without_specials(tokens_a):
-    from markeval.population.mark_evaluate import word_samples
+    from markeval.population.samples import word_samples
 
     x = word_samples(_TEXTS_A)
     rows = [item.vectors[layer, t] for item in tokens_a
@@ -428,7 +428,7 @@ def test_word_samples_one_row_per_token_per_layer_without_specials(tokens_a):
 
 
 def test_word_samples_layer_choice(tokens_a):
-    from markeval.population.mark_evaluate import word_samples
+    from markeval.population.samples import word_samples
 
     last = word_samples(_TEXTS_A, layers=[-1])
     expected = np.concatenate([item.vectors[-1][~item.special] for item in tokens_a])
@@ -437,7 +437,7 @@ def test_word_samples_layer_choice(tokens_a):
 
 
 def test_word_level_equals_samples_as_arrays():
-    from markeval.population.mark_evaluate import word_samples
+    from markeval.population.samples import word_samples
 
     a, b = word_samples(_TEXTS_A), word_samples(_TEXTS_B)
     by_text = mark_evaluate(_TEXTS_A, _TEXTS_B, 3, level="word")
@@ -459,15 +459,6 @@ def test_sentence_level_signature_and_cache(tmp_path):
     assert r.signature.startswith(f"me_petersen|k:1|{_MODEL}|level:sentence|")
     assert len(list(tmp_path.glob("sentence-*.npz"))) == 2
     assert me_petersen(_TEXTS_A, _TEXTS_B, 1, model=enc, progress=False) == r
-
-
-def test_old_cache_dir_keyword_still_works(tmp_path):
-    for fn in (me_petersen, me_schnabel, me_capture, mark_evaluate):
-        with pytest.warns(DeprecationWarning,
-                          match=r"cache_dir=\.\.\.\) is deprecated; use model="):
-            r = fn(_TEXTS_A, _TEXTS_B, 1, cache_dir=tmp_path, progress=False)
-        assert r.signature.startswith(f"{fn.__name__}|k:1|")
-    assert len(list(tmp_path.glob("sentence-*.npz"))) == 2
 
 
 def test_result_protocol():

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from markeval.encoders import TruncationWarning, default_model
-from markeval.semantic.bertscore import greedy_match
+from markeval.semantic.greedy import greedy_match
 from markeval.semantic.idf import idf_weights
 from markeval.semantic.moverscore import (
     EmptyTextWarning,
@@ -314,18 +314,6 @@ def test_idf_of_another_model_is_rejected():
     w = replace(idf_weights(["a cat"]), model="bert-base-uncased")
     with pytest.raises(ValueError, match="computed with the tokenizer of 'bert-base-uncased'"):
         moverscore(["a cat"], ["a cat"], idf=w, progress=False)
-
-
-def test_old_encoder_keywords_still_work(tmp_path):
-    from markeval.encoders import resolve_encoder
-
-    hyps, refs = ["a cat sat", "stocks fell"], ["the cat sat", "prices dropped"]
-    new = moverscore(hyps, refs, model=resolve_encoder(batch_size=1, cache_dir=tmp_path),
-                     progress=False)
-    with pytest.warns(DeprecationWarning, match=r"moverscore\(batch_size=\.\.\., "
-                      r"cache_dir=\.\.\.\) is deprecated; use model=markeval.encoders"):
-        old = moverscore(hyps, refs, batch_size=1, cache_dir=tmp_path, progress=False)
-    assert old == new
 
 
 def test_result_protocol_and_core():

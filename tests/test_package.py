@@ -53,3 +53,70 @@ def test_library_holds_no_book_tooling_and_no_pytest_files():
         assert not re.search(r"^\s*(import|from)\s+(nbformat|yaml|jupyter_book)\b", text, flags=re.M), \
             f"{rel} imports book tooling"
     assert "$(PY) -m tools.student_edition" in (REPO / "Makefile").read_text()
+
+
+def _markeval_imports(tree) -> tuple[list[tuple[int, str, str]], dict[str, str]]:
+    """``(line, module, name)`` of every ``from markeval... import name``, and the local names
+    bound to markeval modules (``import markeval.x as y``, ``from markeval import x``)."""
+    import ast
+
+    found, modules = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("markeval"):
+            for alias in node.names:
+                found.append((node.lineno, node.module, alias.name))
+                modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("markeval"):
+                    modules[alias.asname or alias.name.split(".")[0]] = alias.name
+    return found, modules
+
+
+def _is_module(dotted: str) -> bool:
+    path = REPO / dotted.replace(".", "/")
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def test_no_module_uses_another_modules_private_names():
+    """A ``_name`` is private to its module: others share through public names (possibly in a
+    private module such as ``lexical/_ngram.py``). Importing a private *module* is fine."""
+    import ast
+
+    offences = []
+    for path in sorted((REPO / "markeval").rglob("*.py")):
+        rel = path.relative_to(REPO)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found, modules = _markeval_imports(tree)
+        for line, module, name in found:
+            if name.startswith("_") and not name.startswith("__") and not _is_module(
+                    f"{module}.{name}"):
+                offences.append(f"{rel}:{line}: from {module} import {name}")
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                    and not node.attr.startswith("__") and isinstance(node.value, ast.Name)
+                    and _is_module(modules.get(node.value.id, "-"))):
+                offences.append(f"{rel}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert not offences, "\n".join(offences)
+
+
+def test_the_check_finds_a_private_import(tmp_path):
+    import ast
+
+    tree = ast.parse("from markeval.lexical import bleu as B\nB._stack(1)\n"
+                     "from markeval.lexical.bleu import _signature\n")
+    found, modules = _markeval_imports(tree)
+    assert ("markeval.lexical.bleu", "_signature") in [(m, n) for _, m, n in found]
+    assert _is_module(modules["B"]) and not _is_module("markeval.lexical.bleu._signature")
+
+
+def test_the_lexical_metrics_do_no_file_or_model_io():
+    """Finding and loading resources lives at the edges (datasets/, encoders/): the lexical
+    package computes on strings and counts. (METEOR's default WordNet is loaded through
+    markeval.datasets.wordnet, on demand.)"""
+    io_modules = r"(os\.path|shutil|zipfile|tarfile|tempfile|urllib|pathlib|torch|transformers)"
+    for path in sorted((REPO / "markeval" / "lexical").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        rel = path.relative_to(REPO)
+        assert not re.search(rf"^\s*(import|from)\s+{io_modules}\b", text, flags=re.M), rel
+        assert not re.search(r"\b(open|read_bytes|read_text|write_bytes|write_text)\(", text), rel

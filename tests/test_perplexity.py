@@ -235,6 +235,6 @@ def test_language_model_modules_import_downwards_only():
                 if isinstance(node, ast.ImportFrom)}
 
     assert "markeval.lexical.perplexity" not in imports("markeval.lexical.ngram_lm")
-    assert "markeval.lexical.perplexity" not in imports("markeval.lexical.causal_lm")
+    assert "markeval.lexical.perplexity" not in imports("markeval.encoders.causal_lm")
     assert not imports("markeval.lexical._perplexity_result") & {
-        "markeval.lexical.perplexity", "markeval.lexical.ngram_lm", "markeval.lexical.causal_lm"}
+        "markeval.lexical.perplexity", "markeval.lexical.ngram_lm", "markeval.encoders.causal_lm"}

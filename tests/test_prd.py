@@ -165,10 +165,7 @@ def test_bad_input(call, error, match):
         call()
 
 
-def test_result_protocol_and_old_curve_names():
+def test_result_protocol():
     r = prd_from_histograms([0.25, 0.25, 0.25, 0.25], [0.5, 0.5, 0.0, 0.0], num_angles=5)
     assert r.score == r.f_beta and r.item_scores is None and PRDResult.higher_is_better
-    with pytest.warns(DeprecationWarning, match="PRDResult.precision is deprecated"):
-        assert r.precision == r.precision_curve
-    with pytest.warns(DeprecationWarning, match="PRDResult.recall is deprecated"):
-        assert r.recall == r.recall_curve
+    assert len(r.precision_curve) == len(r.recall_curve) == 5

@@ -12,7 +12,6 @@ from markeval.reproduce.results import load_rows
 from markeval.reproduce.stages import get_stage
 from markeval.reproduce.stages import tac_embedding as te
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ from markeval.datasets import wmt17_da_systems
 from markeval.reproduce.stages import get_stage
 from markeval.reproduce.stages import wmt17
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture(scope="module")

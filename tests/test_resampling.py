@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
-from markeval._checks import check_choice, check_resampling, is_texts
-from markeval.resampling import (BootstrapResult, bootstrap, multiplicities,
-                                 percentile_interval, replicates, resample_indices)
-
-
-def test_check_choice():
-    assert check_choice("b", "mode", ("a", "b")) == "b"
-    with pytest.raises(ValueError, match="mode must be one of 'a', 'b', got 'c'"):
-        check_choice("c", "mode", ("a", "b"))
-    with pytest.raises(TypeError, match=r"mode must be a str \(one of 'a', 'b'\), got int: 3"):
-        check_choice(3, "mode", ("a", "b"))
-    with pytest.raises(TypeError, match="got bool"):
-        check_choice(True, "order", (0, 1))
-    with pytest.raises(ValueError, match="order must be one of 0, 1, got"):
-        check_choice([1], "order", (0, 1))  # unhashable: refused, not a crash
+from markeval._checks import check_resampling, is_texts
+from markeval.resampling import (BootstrapResult, ItemScores, SufficientStatistics, bootstrap,
+                                 multiplicities, percentile_interval, replicates,
+                                 resample_indices)
 
 
 def test_check_resampling():
@@ -62,23 +53,44 @@ def test_multiplicities_count_draws():
     assert all(np.array_equal(np.bincount(row, minlength=5), c) for row, c in zip(idx, counts))
 
 
-def test_bootstrap_of_summed_statistics():
-    stats = np.array([[3, 4], [1, 4], [4, 4], [0, 2]])
+@dataclass(frozen=True, eq=False)
+class _Ratio(SufficientStatistics):
+    """Toy statistics (matches, total) scored as their ratio: the protocol at its smallest."""
 
-    def ratio(sums):
+    matrix: np.ndarray
+    signature: str = "toy|version:0"
+
+    def scores(self, sums, *, float32=False):
         assert sums.dtype == np.int64  # integer statistics are summed exactly
         return sums[:, 0] / sums[:, 1]
 
-    r = bootstrap(stats, ratio, n_resamples=100, seed=5, signature="toy")
-    assert isinstance(r, BootstrapResult) and r.score == 8 / 14 and r.signature == "toy"
+    def take(self, indices):
+        return _Ratio(self.matrix[indices])
+
+
+def test_bootstrap_of_summed_statistics():
+    stats = _Ratio(np.array([[3, 4], [1, 4], [4, 4], [0, 2]]))
+    r = bootstrap(stats, n_resamples=100, seed=5)
+    assert isinstance(r, BootstrapResult) and r.score == 8 / 14
+    assert r.signature == "toy|bootstrap:100|seed:5|version:0"
     rng = np.random.default_rng(5)
-    manual = [ratio(stats[rng.integers(0, 4, 4)].sum(axis=0)[None])[0] for _ in range(100)]
+    manual = [stats.take(rng.integers(0, 4, 4)).corpus_score() for _ in range(100)]
     assert r.low == np.quantile(manual, 0.025) and r.high == np.quantile(manual, 0.975)
     assert (r.mid, r.mean) == (np.median(manual), pytest.approx(np.mean(manual)))
-    with pytest.raises(ValueError, match="non-empty 2-D"):
-        bootstrap(np.zeros((0, 2)), ratio, n_resamples=10)
+    with pytest.raises(ValueError, match="the statistics hold no items"):
+        bootstrap(_Ratio(np.zeros((0, 2), dtype=np.int64)), n_resamples=10)
     with pytest.raises(ValueError, match="n_resamples must be a positive int"):
-        bootstrap(stats, ratio, n_resamples=0)
+        bootstrap(stats, n_resamples=0)
+    with pytest.raises(TypeError, match="stats must be SufficientStatistics"):
+        bootstrap(stats.matrix, n_resamples=10)
+
+
+def test_item_scores_resample_as_their_mean():
+    items = ItemScores(np.array([0.1, 0.5, 0.9, 0.3]), "toy|version:0", score=0.45)
+    r = bootstrap(items, n_resamples=50, seed=1)
+    rng = np.random.default_rng(1)
+    manual = [items.items[rng.integers(0, 4, 4)].mean() for _ in range(50)]
+    assert r.score == 0.45 and r.mean == pytest.approx(np.mean(manual), abs=1e-12)
 
 
 def test_undefined_replicates_are_dropped_and_counted():

@@ -321,17 +321,6 @@ def test_results_follow_the_protocol():
     assert rouge(["a b"], ["a b"], ["rouge1"])["rouge1"].interval is None
 
 
-def test_old_keywords_still_work_and_warn():
-    hyps, refs = ["The cat sat", "a dog"], ["the cat sat down", "a dog barked"]
-    new = rouge(hyps, refs, ["rouge1"], tokenize="unicode", n_resamples=20)
-    with pytest.warns(DeprecationWarning, match=r"rouge\(bootstrap=\.\.\.\) is deprecated; use n_resamples"):
-        assert rouge(hyps, refs, ["rouge1"], tokenize="unicode", bootstrap=20) == new
-    with pytest.warns(DeprecationWarning, match=r"rouge\(tokenizer=\.\.\.\) is deprecated; use tokenize"):
-        assert rouge(hyps, refs, ["rouge1"], tokenizer="unicode", n_resamples=20) == new
-    with pytest.warns(DeprecationWarning, match=r"rouge_tokenize\(tokenizer=\.\.\.\)"):
-        assert rouge_tokenize("Der Bär", tokenizer="unicode") == ["der", "bär"]
-
-
 # --- the MoverScore authors' TAC ROUGE: pooled references, \w+ tokens, Snowball stems ---------
 
 def test_pool_by_hand():

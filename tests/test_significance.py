@@ -320,3 +320,19 @@ def test_requests_out_of_reach_are_refused_before_any_work(test, n, match):
     with pytest.raises(ValueError, match=match):
         paired_significance(("base", BASE), {"other": OTHER}, REFS, test=test, n_resamples=n,
                             progress=False)
+
+
+def test_every_statistics_metric_takes_one_path():
+    # GLEU joined the paired tests by declaring its statistics in the registry: its corpus
+    # score and its bootstrap mean come from the same SufficientStatistics as gleu()'s.
+    from markeval import gleu, registry
+    from markeval.resampling import bootstrap
+
+    result = paired_significance(("base", BASE), {"other": OTHER}, REFS, metric="gleu",
+                                 n_resamples=200, progress=False)
+    assert result["other"].score == gleu(OTHER, REFS).score
+    stats = registry.get("gleu").statistics_function(OTHER, REFS)
+    assert result["other"].mean == pytest.approx(
+        bootstrap(stats, n_resamples=200, seed=12345).mean, abs=1e-9)
+    assert {m.name for m in registry.metrics() if m.statistics} == {
+        "bleu", "gleu", "chrf", "chrf++", "ter"}

@@ -30,7 +30,6 @@ unequal set sizes. It differs in two respects:
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -58,9 +57,8 @@ class PRDResult:
     ----------
     precision_curve, recall_curve : tuple of float
         ``α(λ)`` and ``β(λ)`` at ``num_angles`` slopes ``λ = tan θ``, θ increasing from 0 to
-        π/2 (so precision rises and recall falls along the tuple). The old names
-        ``precision`` and ``recall`` still return them, with a ``DeprecationWarning``: other
-        results use those names for single numbers.
+        π/2 (so precision rises and recall falls along the tuple). (Not ``precision`` and
+        ``recall``: other results use those names for single numbers.)
     f_beta : float
         ``max F_β`` over the curve, ``β = beta`` (8 by default): the recall-like summary.
     f_beta_inv : float
@@ -92,20 +90,6 @@ class PRDResult:
     signature: str
 
     score = alias("f_beta")
-
-    @property
-    def precision(self) -> tuple[float, ...]:
-        """Deprecated name of :attr:`precision_curve`."""
-        warnings.warn("PRDResult.precision is deprecated; use PRDResult.precision_curve",
-                      DeprecationWarning, stacklevel=2)
-        return self.precision_curve
-
-    @property
-    def recall(self) -> tuple[float, ...]:
-        """Deprecated name of :attr:`recall_curve`."""
-        warnings.warn("PRDResult.recall is deprecated; use PRDResult.recall_curve",
-                      DeprecationWarning, stacklevel=2)
-        return self.recall_curve
 
 
 def _check_histogram(h, name: str) -> np.ndarray:

@@ -37,6 +37,9 @@ The modules: :mod:`~markeval.encoders.loading` (files → :class:`Encoder`),
 :mod:`~markeval.encoders.embed` (the public embedding functions),
 :mod:`~markeval.encoders.tokens` (:class:`TokenEmbeddings`), :mod:`~markeval.encoders.memo`
 (:class:`MemoEncoder`), and the private forward passes and disk cache.
+:mod:`~markeval.encoders.causal_lm` holds the other model the book reads text with, a causal
+language model (SmolLM2) for perplexity: loading models stays here, at the edge, so the metric
+families below compute on arrays and strings.
 """
 
 from markeval.encoders._run import TruncationWarning, tokenize_texts
@@ -45,8 +48,6 @@ from markeval.encoders.loading import DEFAULT_MODEL_NAME, Encoder, default_model
 from markeval.encoders.memo import MemoEncoder
 from markeval.encoders.packaged import PACKAGED_MODELS, PackagedModelMissing, packaged_model_dir
 from markeval.encoders.resolve import (
-    ENCODER_SETTINGS,
-    accepts_encoder_settings,
     memoize,
     resolve_encoder,
 )
@@ -54,14 +55,12 @@ from markeval.encoders.tokens import TokenEmbeddings, resolve_layers
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
-    "ENCODER_SETTINGS",
     "Encoder",
     "MemoEncoder",
     "PACKAGED_MODELS",
     "PackagedModelMissing",
     "TokenEmbeddings",
     "TruncationWarning",
-    "accepts_encoder_settings",
     "default_model",
     "load_encoder",
     "memoize",

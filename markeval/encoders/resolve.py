@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import os
-import warnings
 
 from markeval._checks import check_folder, check_int
 from markeval.encoders.loading import Encoder, default_model, load_encoder
 from markeval.encoders.memo import MemoEncoder
 from markeval.encoders.tokens import resolve_layers
 
-__all__ = ["ENCODER_SETTINGS", "accepts_encoder_settings", "memoize", "resolve_encoder"]
+__all__ = ["memoize", "resolve_encoder"]
 
 
 def resolve_encoder(model=None, *, device=None, batch_size=None,
@@ -103,50 +101,3 @@ def memoize(model=None, *, layers=None, capacity: int | None = None, cache_dir=N
     kept = resolve_layers(layers, encoder.num_layers)
     cache = encoder.cache_dir if cache_dir is None else check_folder(cache_dir, "cache_dir")
     return MemoEncoder(encoder, kept, capacity, cache)
-
-
-#: The encoding options metrics used to take one by one; they now live on the encoder object.
-ENCODER_SETTINGS = ("batch_size", "device", "cache_dir")
-
-
-def accepts_encoder_settings(*names: str):
-    """Decorator: a metric's old encoding keywords still work, folded into its ``model=``.
-
-    ``metric(..., cache_dir=c)`` becomes ``metric(..., model=resolve_encoder(model,
-    cache_dir=c))`` with a ``DeprecationWarning`` that names the new form. ``names`` defaults
-    to all of :data:`ENCODER_SETTINGS`.
-
-    Examples
-    --------
-    >>> @accepts_encoder_settings("batch_size")
-    ... def metric(texts, *, model=None):
-    ...     return model.batch_size
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     metric(["a"], batch_size=8)
-    8
-    >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
-    metric(batch_size=...) is deprecated; use
-    model=markeval.encoders.resolve_encoder(model, batch_size=...)
-    """
-    moved_names = names or ENCODER_SETTINGS
-
-    def decorate(function):
-        @functools.wraps(function)
-        def wrapper(*args, **kwargs):
-            moved = {name: kwargs.pop(name) for name in moved_names if name in kwargs}
-            if moved:
-                old = ", ".join(f"{name}=..." for name in moved)
-                warnings.warn(
-                    f"{function.__name__}({old}) is deprecated; use "
-                    f"model=markeval.encoders.resolve_encoder(model, {old})",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                kwargs["model"] = resolve_encoder(kwargs.get("model"), **moved)
-            return function(*args, **kwargs)
-
-        return wrapper
-
-    return decorate

@@ -219,7 +219,7 @@ def smollm2_sentences(prompts, *, temperature: float, seed: int = 0, batch_size:
     import torch
     from tqdm import tqdm
 
-    from markeval.lexical.causal_lm import SMOLLM2_PREFIX, load_causal_lm
+    from markeval.encoders.causal_lm import SMOLLM2_PREFIX, load_causal_lm
 
     prompts = check_strings(prompts, "prompts", allow_empty_list=True)
     if check_number(temperature, "temperature") <= 0:
@@ -266,7 +266,7 @@ def write_smollm2_cache(n: int, *, seed: int = 0, path: Path = CACHE_FILE, progr
     import torch
     import transformers
 
-    from markeval.lexical.causal_lm import smollm2_path
+    from markeval.encoders.causal_lm import smollm2_path
 
     split = _held_out(n, seed)
     prompts = [_prompt(s) for s in split.real]

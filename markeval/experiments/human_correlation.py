@@ -242,7 +242,9 @@ class GroupedCorrelationResult:
         return len(self.per_group)
 
 
-def _undefined_reason(x: np.ndarray, y: np.ndarray) -> str | None:
+def undefined_reason(x: np.ndarray, y: np.ndarray) -> str | None:
+    """Why the correlation of ``x`` with ``y`` is undefined (too few items, a constant side),
+    or None when it is defined."""
     if x.size < 3:
         return f"{x.size} item(s); a correlation needs at least 3"
     for name, values in (("metric", x), ("human", y)):
@@ -310,7 +312,7 @@ def grouped_correlation(metric: Sequence[float], human: Sequence[float],
     defined, undefined = [], []
     for g, idx in order.items():
         x, y = metric_arr[idx], human_arr[idx]
-        reason = _undefined_reason(x, y)
+        reason = undefined_reason(x, y)
         if reason is None:
             defined.append((g, correlation(x, y, method, n_resamples=0).value))
         else:

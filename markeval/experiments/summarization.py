@@ -241,8 +241,9 @@ def embedding_scores(items: Sequence[SummaryItem], model, idf, *, ks: Sequence[i
     """
     import warnings
 
-    from markeval.population.mark_evaluate import word_samples
-    from markeval.semantic.bertscore import EmptyTextWarning, bertscore
+    from markeval.population.samples import word_samples
+    from markeval.semantic.bertscore import bertscore
+    from markeval.semantic.tokens import EmptyTextWarning
     from markeval.semantic.moverscore import moverscore
 
     items = list(items)

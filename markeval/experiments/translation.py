@@ -29,7 +29,7 @@ from tqdm import tqdm
 from markeval._checks import check_bool, check_int, check_probability, check_seed
 from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
                                wmt17_system_match)
-from markeval.experiments.human_correlation import _undefined_reason, williams_test
+from markeval.experiments.human_correlation import undefined_reason, williams_test
 from markeval.stats import correlation
 
 __all__ = ["correlations_by_pair", "metric_agreement", "segment_level_scores", "sentence_subset",
@@ -213,7 +213,7 @@ def correlations_by_pair(table: pd.DataFrame, method: str = "pearson", *,
     rows = []
     for (pair, name), group in table.groupby(["pair", "metric"], sort=False):
         x, y = group["score"].to_numpy(float), group["human"].to_numpy(float)
-        reason = _undefined_reason(x, y)
+        reason = undefined_reason(x, y)
         if reason is not None:
             rows.append((pair, name, np.nan, np.nan, np.nan, len(group), reason))
             continue
@@ -265,7 +265,7 @@ def metric_agreement(table: pd.DataFrame, *, alpha: float = 0.05,
             raise ValueError(f"pair {pair}: the metrics were not scored on the same items")
         human = human.to_numpy(float)
         scores = {m: wide[m].to_numpy(float) for m in wide.columns}
-        flat = {m: _undefined_reason(x, human) for m, x in scores.items()}
+        flat = {m: undefined_reason(x, human) for m, x in scores.items()}
         r_h = {m: np.nan if flat[m] else float(np.corrcoef(x, human)[0, 1])
                for m, x in scores.items()}
         for a, b in combinations(wide.columns, 2):

@@ -98,14 +98,14 @@ def _positions(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return owner, remaining
 
 
-def _count_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def count_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct keys and how often each occurs."""
     if keys.size == 0:
         return keys, np.zeros(0, dtype=np.int64)
     return np.unique(keys, return_counts=True)
 
 
-def _lookup(sorted_keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+def lookup(sorted_keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """``values`` at ``queries`` in ``sorted_keys``, and 0 where a query is absent."""
     if sorted_keys.size == 0:
         return np.zeros(queries.shape, dtype=np.int64)
@@ -225,7 +225,7 @@ class NGramReferences:
         if key not in self._tables:
             g = int(self.offsets(max_order)[-1])
             refs, grams = self._ref_keys(1, max_order)
-            keys, counts = _count_keys(refs * g + grams)
+            keys, counts = count_keys(refs * g + grams)
             if self.n_refs != 1:
                 # Several references: clip by the largest count in any one of them.
                 sentence_keys = self.ref_owner[keys // g] * g + keys % g
@@ -246,7 +246,7 @@ class NGramReferences:
         if key not in self._tables:
             g = int(self.offsets(max_order)[-1])
             refs, grams = self._ref_keys(min_order, max_order)
-            ref_keys, counts = _count_keys(refs * g + grams)
+            ref_keys, counts = count_keys(refs * g + grams)
             ref_index = ref_keys // g
             sentence_keys = self.ref_owner[ref_index] * g + ref_keys % g
             self._tables[key] = (ref_index, sentence_keys, counts, g)

@@ -1,7 +1,7 @@
 """The result every language-model score returns, and how it is built from per-sequence NLLs.
 
 Shared by :mod:`~markeval.lexical.perplexity` (scores given as probabilities),
-:mod:`~markeval.lexical.ngram_lm` and :mod:`~markeval.lexical.causal_lm` (models that score
+:mod:`~markeval.lexical.ngram_lm` and :mod:`~markeval.encoders.causal_lm` (models that score
 texts), below all three so that none of them imports another for it.
 """
 

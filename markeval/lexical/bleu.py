@@ -3,8 +3,10 @@
 Sufficient statistics first, score second (sacrebleu's design). :func:`bleu_statistics`
 counts, per sentence, the hypothesis length, the closest reference length, and for each
 order ``n`` the clipped matches and the number of hypothesis n-grams. Every score is a
-function of (sums of) these integers, so corpus BLEU, sentence BLEU and bootstrap
-resampling share one pass over the text.
+function of (sums of) these integers, so corpus BLEU, sentence BLEU,
+:func:`markeval.resampling.bootstrap` and the paired tests of :mod:`markeval.significance`
+share one pass over the text (:class:`BLEUStatistics` is a
+:class:`~markeval.resampling.SufficientStatistics`).
 
 Smoothing: sacrebleu's ``none``, ``floor``, ``add-k`` and ``exp`` (the default, as in
 sacrebleu), and NLTK's ``SmoothingFunction().method0`` … ``method7`` as ``nltk0`` …
@@ -14,6 +16,7 @@ quirks included (see :mod:`markeval.lexical._bleu_smoothing`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
@@ -22,7 +25,6 @@ from typing import ClassVar
 import numpy as np
 
 from markeval._checks import check_bool, check_int, check_number, check_string
-from markeval._deprecation import renamed_keywords
 from markeval._signature import make_signature
 from markeval.lexical._bleu_smoothing import (
     NLTK_METHOD5_ORDER,
@@ -35,21 +37,20 @@ from markeval.lexical._bleu_smoothing import (
 from markeval.lexical._ngram import (
     NGramReferences,
     SentenceScores,
-    _count_keys,
-    _lookup,
     closest_lengths,
+    count_keys,
+    lookup,
     resolve_references,
 )
-from markeval.resampling import BootstrapResult, bootstrap
+from markeval.resampling import SufficientStatistics
 
 __all__ = [
-    "BLEUBootstrap",
     "BLEUScore",
+    "BLEUScoring",
     "BLEUStatistics",
     "NGramReferences",
     "SentenceScores",
     "bleu",
-    "bleu_bootstrap",
     "bleu_from_statistics",
     "bleu_statistics",
     "sentence_bleu",
@@ -103,9 +104,33 @@ class BLEUScore:
         )
 
 
+@dataclass(frozen=True)
+class BLEUScoring:
+    """How BLEU scores its statistics: order, smoothing, effective order, NLTK's weights.
+
+    Validated by :func:`bleu_statistics` (and :meth:`BLEUStatistics.with_scoring`).
+    ``effective_order`` None means sacrebleu's default for the use: off for a corpus score,
+    on for sentence scores.
+    """
+
+    max_order: int = 4
+    smooth: str = "exp"
+    smooth_value: float | None = None
+    effective_order: bool | None = None
+    weights: tuple[float, ...] | None = None
+
+    def effective(self, sentence: bool) -> bool | None:
+        """``effective_order`` for a corpus (``sentence=False``) or sentence scores; None
+        for NLTK's smoothing, which has no such option."""
+        if self.smooth in NLTK_SMOOTHING:
+            return None
+        return sentence if self.effective_order is None else self.effective_order
+
+
 @dataclass(frozen=True, eq=False)
-class BLEUStatistics:
-    """Per-sentence sufficient statistics of BLEU (integer arrays, one row per sentence).
+class BLEUStatistics(SufficientStatistics):
+    """Per-sentence sufficient statistics of BLEU (integer arrays, one row per sentence), and
+    the settings that score them.
 
     Attributes
     ----------
@@ -113,10 +138,10 @@ class BLEUStatistics:
         Hypothesis length in tokens.
     ref_len : ndarray of int, shape (n,)
         Length of the reference closest in length (ties: the shorter one).
-    counts : ndarray of int, shape (n, max_order)
+    counts : ndarray of int, shape (n, orders)
         Clipped matches: for each n-gram, ``min(count in hypothesis, max count in any
         one reference)``, summed over the n-grams of each order.
-    totals : ndarray of int, shape (n, max_order)
+    totals : ndarray of int, shape (n, orders)
         Hypothesis n-grams of each order: ``max(0, hyp_len - n + 1)``.
     n_refs : int or None
         References per sentence (None when it varies).
@@ -124,6 +149,17 @@ class BLEUStatistics:
         Tokenizer used.
     lowercase : bool
         Whether text was lower-cased.
+    scoring : BLEUScoring
+        Order and smoothing of the scores (:meth:`with_scoring` changes them).
+
+    Examples
+    --------
+    >>> stats = bleu_statistics(["a b c d", "a b x y"], ["a b c d", "a b c d"],
+    ...                         tokenize="none")
+    >>> stats.matrix.tolist()[1]  # hyp_len, ref_len, counts, totals, max(1, totals)
+    [4, 4, 2, 1, 0, 0, 4, 3, 2, 1, 4, 3, 2, 1]
+    >>> round(stats.corpus_score(), 2), stats.item_scores().round(2).tolist()
+    (59.46, [100.0, 31.95])
     """
 
     hyp_len: np.ndarray
@@ -133,30 +169,87 @@ class BLEUStatistics:
     n_refs: int | None
     tokenize: str
     lowercase: bool
+    scoring: BLEUScoring = BLEUScoring()
 
     @property
     def max_order(self) -> int:
+        """The orders counted (more than scored for NLTK's methods 5 and 7)."""
         return int(self.counts.shape[1])
 
     def __len__(self) -> int:
         return int(self.hyp_len.shape[0])
 
+    @property
+    def matrix(self) -> np.ndarray:
+        """One row per sentence: hyp_len, ref_len, counts, totals, ``max(1, totals)``."""
+        return np.column_stack(
+            [self.hyp_len, self.ref_len, self.counts, self.totals, np.maximum(self.totals, 1)])
+
     def take(self, indices) -> BLEUStatistics:
         """The statistics of the sentences at ``indices`` (in that order; repeats allowed)."""
         idx = np.asarray(indices, dtype=np.int64)
-        return BLEUStatistics(
-            self.hyp_len[idx], self.ref_len[idx], self.counts[idx], self.totals[idx],
-            self.n_refs, self.tokenize, self.lowercase,
-        )
+        return dataclasses.replace(self, hyp_len=self.hyp_len[idx], ref_len=self.ref_len[idx],
+                                   counts=self.counts[idx], totals=self.totals[idx])
+
+    def with_scoring(self, *, max_order=None, smooth=None, smooth_value=None,
+                     effective_order=None, weights=None) -> BLEUStatistics:
+        """The same counts scored with other settings (None keeps a setting; a new ``smooth``
+        starts from its own default ``smooth_value``).
+
+        Examples
+        --------
+        >>> stats = bleu_statistics(["a b c d e"], ["a b c d f"], tokenize="none")
+        >>> round(stats.with_scoring(smooth="none").corpus_score(), 4)
+        66.874
+        """
+        old = self.scoring
+        smooth = old.smooth if smooth is None else smooth
+        if smooth_value is None and smooth == old.smooth:
+            smooth_value = old.smooth_value
+        if weights is None and max_order is None:
+            weights = old.weights
+        if max_order is None and weights is None:
+            max_order = old.max_order
+        if effective_order is None:
+            effective_order = old.effective_order
+        scoring = _scoring(max_order, smooth, smooth_value, effective_order, weights)
+        needed = _orders_needed(scoring.max_order, scoring.smooth)
+        if needed > self.max_order:
+            raise ValueError(
+                f"max_order={scoring.max_order} with smooth={scoring.smooth!r} needs statistics "
+                f"up to order {needed}, but these stop at {self.max_order}: count them with "
+                f"bleu_statistics(..., max_order={scoring.max_order}, smooth={scoring.smooth!r})")
+        return dataclasses.replace(self, scoring=scoring)
+
+    def scores(self, sums, *, float32: bool = False) -> np.ndarray:
+        """Corpus BLEU of every row of summed statistics (vectorised; ``float32``: sacrebleu's
+        bootstrap arithmetic). NLTK's methods 5-7 need the last sentence, which a sum does not
+        have: refused."""
+        c = self.scoring
+        return _scores_from_sums(np.asarray(sums), c.max_order, c.smooth, c.smooth_value,
+                                 c.effective(False), float32=float32, weights=c.weights)
+
+    def corpus_score(self) -> float:
+        return bleu_from_statistics(self).score
+
+    def item_scores(self) -> np.ndarray:
+        """Sentence BLEU of every sentence, as :func:`sentence_bleu` (effective order on
+        unless the statistics say otherwise)."""
+        c = self.scoring
+        rows = self.matrix
+        return np.array([
+            _score_sums(rows[i], c.max_order, c.smooth, c.smooth_value, c.effective(True),
+                        (self.hyp_len[i], self.counts[i], self.totals[i]), c.weights)[0]
+            for i in range(len(self))], dtype=np.float64)
+
+    @property
+    def signature(self) -> str:
+        return _signature(self, sentence=False)
 
 
-#: A corpus BLEU with its bootstrap interval is the shared interval shape (``ci_low``,
-#: ``ci_high`` and ``n_samples`` remain as aliases of ``low``, ``high``, ``n_resamples``).
-BLEUBootstrap = BootstrapResult
-
-
-def _check_smoothing(smooth, smooth_value, effective_order, default_effective: bool):
-    """Validate the smoothing settings; return (smooth, value, effective_order)."""
+def _check_smoothing(smooth, smooth_value, effective_order):
+    """Validate the smoothing settings; return (smooth, value, effective_order); an
+    ``effective_order`` of None stays None (the use's default, see :class:`BLEUScoring`)."""
     if effective_order is not None:
         effective_order = check_bool(effective_order, "effective_order")
     if smooth not in SMOOTHING:  # the CLI's tests read this wording
@@ -175,22 +268,28 @@ def _check_smoothing(smooth, smooth_value, effective_order, default_effective: b
                 f"smoothing {smooth!r}"
             )
         effective_order = None
-    elif effective_order is None:
-        effective_order = default_effective
     return smooth, smooth_value, effective_order
 
 
-def _signature(stats: BLEUStatistics, max_order, smooth, value, effective_order, **extra) -> str:
-    smooth_text = smooth if value is None else f"{smooth}[{value:.2f}]"
+def _scoring(max_order, smooth, smooth_value, effective_order, weights) -> BLEUScoring:
+    """Validated scoring settings (``effective_order`` None: the use's default)."""
+    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order)
+    weights, max_order = _check_weights(weights, max_order, smooth)
+    return BLEUScoring(max_order, smooth, value, effective_order, weights)
+
+
+def _signature(stats: BLEUStatistics, *, sentence: bool) -> str:
+    c = stats.scoring
+    smooth_text = c.smooth if c.smooth_value is None else f"{c.smooth}[{c.smooth_value:.2f}]"
     return make_signature(
         "bleu",
         nrefs=stats.n_refs if stats.n_refs is not None else "var",
         tok=stats.tokenize,
         lowercase=stats.lowercase,
         smooth=smooth_text,
-        eff=effective_order,
-        order=max_order,
-        **extra,
+        eff=c.effective(sentence),
+        order=c.max_order,
+        weights=_weights_text(c.weights),
     )
 
 
@@ -205,11 +304,15 @@ def bleu_statistics(
     hypotheses,
     references,
     *,
-    max_order: int = 4,
+    max_order: int | None = None,
+    smooth: str = "exp",
+    smooth_value: float | None = None,
+    effective_order: bool | None = None,
     tokenize: str | None = None,
     lowercase: bool | None = None,
+    weights: tuple[float, ...] | None = None,
 ) -> BLEUStatistics:
-    """Count the per-sentence sufficient statistics of BLEU.
+    """Count the per-sentence sufficient statistics of BLEU, with the settings that score them.
 
     Parameters
     ----------
@@ -218,8 +321,10 @@ def bleu_statistics(
     references : list or NGramReferences
         ``references[i]`` is the reference string, or list of reference strings, for
         ``hypotheses[i]``; or an :class:`NGramReferences` prepared once for many systems.
-    max_order : int
-        Highest n-gram order counted.
+    max_order, smooth, smooth_value, effective_order, weights :
+        As in :func:`bleu`; the orders counted are those the smoothing needs (NLTK's
+        methods 5 and 7 look at 5-grams). ``effective_order`` None: off for the corpus
+        score, on for sentence scores, as in sacrebleu.
     tokenize : {"13a", "intl", "none", "char", "zh"}, optional
         Tokenizer; default ``"13a"`` (or the NGramReferences' tokenizer); see :func:`bleu`.
     lowercase : bool, optional
@@ -228,6 +333,8 @@ def bleu_statistics(
     Returns
     -------
     BLEUStatistics
+        A :class:`~markeval.resampling.SufficientStatistics`: corpus score, sentence
+        scores, :func:`markeval.resampling.bootstrap` and the paired tests all read it.
 
     Examples
     --------
@@ -236,22 +343,23 @@ def bleu_statistics(
     >>> stats.counts.tolist(), stats.totals.tolist(), stats.ref_len.tolist()
     ([[5, 4, 2, 1]], [[7, 6, 5, 4]], [7])
     """
-    max_order = check_int(max_order, "max_order", minimum=1)
+    scoring = _scoring(max_order, smooth, smooth_value, effective_order, weights)
+    counted = _orders_needed(scoring.max_order, scoring.smooth)
     hypotheses, prepared = resolve_references(hypotheses, references, tokenize, lowercase)
     tokens = prepared.tokenize_hypotheses(hypotheses)
     n = len(tokens)
     hyp_len = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
-    table_keys, table_max, g = prepared.bleu_table(max_order)
-    keys, hyp_counts = _count_keys(prepared.hypothesis_keys(tokens, 1, max_order, g))
-    clipped = np.minimum(hyp_counts, _lookup(table_keys, table_max, keys))
+    table_keys, table_max, g = prepared.bleu_table(counted)
+    keys, hyp_counts = count_keys(prepared.hypothesis_keys(tokens, 1, counted, g))
+    clipped = np.minimum(hyp_counts, lookup(table_keys, table_max, keys))
     keep = clipped > 0
     keys, clipped = keys[keep], clipped[keep]
-    offsets = prepared.offsets(max_order)
+    offsets = prepared.offsets(counted)
     order = np.searchsorted(offsets, keys % g, side="right") - 1
-    cells = (keys // g) * max_order + order
-    counts = np.bincount(cells, weights=clipped, minlength=n * max_order)
-    counts = np.rint(counts).astype(np.int64).reshape(n, max_order)
-    totals = np.maximum(hyp_len[:, None] - np.arange(max_order)[None, :], 0)
+    cells = (keys // g) * counted + order
+    counts = np.bincount(cells, weights=clipped, minlength=n * counted)
+    counts = np.rint(counts).astype(np.int64).reshape(n, counted)
+    totals = np.maximum(hyp_len[:, None] - np.arange(counted)[None, :], 0)
     return BLEUStatistics(
         hyp_len=hyp_len,
         ref_len=closest_lengths(hyp_len, prepared),
@@ -260,6 +368,7 @@ def bleu_statistics(
         n_refs=prepared.n_refs,
         tokenize=prepared.tokenize,
         lowercase=prepared.lowercase,
+        scoring=scoring,
     )
 
 
@@ -287,31 +396,13 @@ def _score_sums(sums: np.ndarray, max_order: int, smooth, value, effective_order
                      weights)
 
 
-def _stack(stats: BLEUStatistics) -> np.ndarray:
-    return np.column_stack(
-        [stats.hyp_len, stats.ref_len, stats.counts, stats.totals, np.maximum(stats.totals, 1)]
-    )
-
-
-def _resolve_order(stats: BLEUStatistics, max_order, smooth) -> int:
-    if max_order is None:
-        max_order = stats.max_order
-    max_order = check_int(max_order, "max_order", minimum=1)
-    needed = _orders_needed(max_order, smooth)
-    if needed > stats.max_order:
-        raise ValueError(
-            f"max_order={max_order} with smooth={smooth!r} needs statistics up to order "
-            f"{needed}, but these stop at {stats.max_order}: collect them with "
-            f"bleu_statistics(..., max_order={needed})"
-        )
-    return max_order
-
-
-def _result(stats, sums, max_order, smooth, value, effective_order, last, weights=None,
-            warn=False) -> BLEUScore:
-    score, precisions, bp = _score_sums(sums, max_order, smooth, value, effective_order, last,
-                                        weights)
-    if warn and smooth == "nltk0" and int(sums[2]) > 0:
+def _result(stats: BLEUStatistics, sums, last, *, sentence: bool, warn: bool = False
+            ) -> BLEUScore:
+    c = stats.scoring
+    max_order = c.max_order
+    score, precisions, bp = _score_sums(sums, max_order, c.smooth, c.smooth_value,
+                                        c.effective(sentence), last, c.weights)
+    if warn and c.smooth == "nltk0" and int(sums[2]) > 0:
         for n, count in enumerate(sums[2 : 2 + max_order], start=1):
             if int(count) == 0:  # NLTK's message, word for word
                 warnings.warn(
@@ -331,8 +422,7 @@ def _result(stats, sums, max_order, smooth, value, effective_order, last, weight
         ratio=hyp_len / ref_len if ref_len else 0.0,
         hyp_len=hyp_len,
         ref_len=ref_len,
-        signature=_signature(stats, max_order, smooth, value, effective_order,
-                             weights=_weights_text(weights)),
+        signature=_signature(stats, sentence=sentence),
     )
 
 
@@ -367,10 +457,18 @@ def _last(stats: BLEUStatistics):
     return stats.hyp_len[-1], stats.counts[-1], stats.totals[-1]
 
 
+def _check_stats(stats) -> BLEUStatistics:
+    if not isinstance(stats, BLEUStatistics):
+        raise TypeError(f"stats must be BLEUStatistics, got {type(stats).__name__}")
+    if len(stats) == 0:
+        raise ValueError("stats has no sentences")
+    return stats
+
+
 def bleu_from_statistics(
     stats: BLEUStatistics,
     *,
-    smooth: str = "exp",
+    smooth: str | None = None,
     smooth_value: float | None = None,
     effective_order: bool | None = None,
     max_order: int | None = None,
@@ -382,12 +480,9 @@ def bleu_from_statistics(
     ----------
     stats : BLEUStatistics
         From :func:`bleu_statistics`.
-    smooth, smooth_value, effective_order :
-        As in :func:`bleu`.
-    max_order : int, optional
-        Orders to use (default: all orders in ``stats``, or ``len(weights)``).
-    weights : tuple of float, optional
-        NLTK's order weights, as in :func:`bleu`.
+    smooth, smooth_value, effective_order, max_order, weights : optional
+        Score with these instead of the settings ``stats`` carries
+        (:meth:`BLEUStatistics.with_scoring`).
 
     Examples
     --------
@@ -395,17 +490,10 @@ def bleu_from_statistics(
     >>> round(bleu_from_statistics(stats, smooth="none").score, 4)
     66.874
     """
-    if not isinstance(stats, BLEUStatistics):
-        raise TypeError(f"stats must be BLEUStatistics, got {type(stats).__name__}")
-    if len(stats) == 0:
-        raise ValueError("stats has no sentences")
-    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, False)
-    if weights is not None:
-        weights, max_order = _check_weights(weights, max_order, smooth)
-    max_order = _resolve_order(stats, max_order, smooth)
-    sums = _stack(stats).sum(axis=0)
-    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats),
-                   weights)
+    stats = _check_stats(stats).with_scoring(
+        max_order=max_order, smooth=smooth, smooth_value=smooth_value,
+        effective_order=effective_order, weights=weights)
+    return _result(stats, stats.matrix.sum(axis=0), _last(stats), sentence=False)
 
 
 def bleu(
@@ -491,16 +579,11 @@ def bleu(
     >>> print(result)
     BLEU = 79.07 88.9/85.7/80.0/100.0 (BP = 0.895 ratio = 0.900 hyp_len = 9 ref_len = 10)
     """
-    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, False)
-    weights, max_order = _check_weights(weights, max_order, smooth)
     warn = check_bool(warn, "warn")
-    stats = bleu_statistics(
-        hypotheses, references, max_order=_orders_needed(max_order, smooth),
-        tokenize=tokenize, lowercase=lowercase,
-    )
-    sums = _stack(stats).sum(axis=0)
-    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats),
-                   weights, warn)
+    stats = bleu_statistics(hypotheses, references, max_order=max_order, smooth=smooth,
+                            smooth_value=smooth_value, effective_order=effective_order,
+                            tokenize=tokenize, lowercase=lowercase, weights=weights)
+    return _result(stats, stats.matrix.sum(axis=0), _last(stats), sentence=False, warn=warn)
 
 
 def sentence_bleu(
@@ -543,27 +626,29 @@ def sentence_bleu(
     check_string(hypothesis, "hypothesis")
     if isinstance(references, NGramReferences):
         raise TypeError("sentence_bleu takes the references of one sentence: a str or list")
-    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, True)
-    weights, max_order = _check_weights(weights, max_order, smooth)
     warn = check_bool(warn, "warn")
-    stats = bleu_statistics(
-        [hypothesis], [references], max_order=_orders_needed(max_order, smooth),
-        tokenize=tokenize, lowercase=lowercase,
-    )
-    sums = _stack(stats)[0]
-    return _result(stats, sums, max_order, smooth, value, effective_order, _last(stats),
-                   weights, warn)
+    stats = bleu_statistics([hypothesis], [references], max_order=max_order, smooth=smooth,
+                            smooth_value=smooth_value, effective_order=effective_order,
+                            tokenize=tokenize, lowercase=lowercase, weights=weights)
+    return _result(stats, stats.matrix[0], _last(stats), sentence=True, warn=warn)
 
 
 def sentence_bleu_scores(
     stats: BLEUStatistics,
     *,
-    smooth: str = "exp",
+    smooth: str | None = None,
     smooth_value: float | None = None,
     effective_order: bool | None = None,
     max_order: int | None = None,
 ) -> SentenceScores:
     """Sentence BLEU of every row of ``stats`` (same numbers as calling :func:`sentence_bleu`).
+
+    Parameters
+    ----------
+    stats : BLEUStatistics
+    smooth, smooth_value, effective_order, max_order : optional
+        Score with these instead of the settings ``stats`` carries (effective order is on
+        unless they say otherwise, as in sacrebleu's sentence BLEU).
 
     Returns
     -------
@@ -580,89 +665,15 @@ def sentence_bleu_scores(
     """
     if not isinstance(stats, BLEUStatistics):
         raise TypeError(f"stats must be BLEUStatistics, got {type(stats).__name__}")
-    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, True)
-    max_order = _resolve_order(stats, max_order, smooth)
-    rows = _stack(stats)
-    scores = tuple(
-        float(_score_sums(rows[i], max_order, smooth, value, effective_order,
-                          (stats.hyp_len[i], stats.counts[i], stats.totals[i]))[0])
-        for i in range(len(stats))
-    )
-    return SentenceScores(scores, _signature(stats, max_order, smooth, value, effective_order))
-
-
-@renamed_keywords(n_samples="n_resamples")
-def bleu_bootstrap(
-    stats: BLEUStatistics,
-    *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-    smooth: str = "exp",
-    smooth_value: float | None = None,
-    effective_order: bool | None = None,
-    max_order: int | None = None,
-) -> BootstrapResult:
-    """Percentile bootstrap confidence interval of corpus BLEU, resampling sentences.
-
-    Each replicate draws ``len(stats)`` sentences with replacement and scores the sum of
-    their statistics, so nothing is re-tokenised or re-counted (Koehn, 2004); see
-    :func:`markeval.resampling.bootstrap`.
-
-    Parameters
-    ----------
-    stats : BLEUStatistics
-    n_resamples : int
-        Bootstrap replicates, at least 1 (formerly ``n_samples``, still accepted with a
-        ``DeprecationWarning``).
-    confidence : float
-        Coverage of the interval, in (0, 1).
-    seed : int
-        Seed of ``numpy.random.default_rng``.
-    smooth, smooth_value, effective_order, max_order :
-        As in :func:`bleu_from_statistics`. NLTK's methods 5-7 depend on which sentence
-        comes last, which a resample does not define, so they are refused.
-
-    Returns
-    -------
-    BootstrapResult
-        (also known as ``BLEUBootstrap``) ``score``, ``low``/``high`` (aliases ``ci_low``/
-        ``ci_high``), ``mid``, ``mean``, ``std`` and the settings.
-
-    Examples
-    --------
-    >>> hyps = ["the cat sat on a mat", "a dog barked at me", "it rained all day long"]
-    >>> refs = ["the cat sat on the mat", "the dog barked at me", "it rained all day"]
-    >>> ci = bleu_bootstrap(bleu_statistics(hyps, refs), n_resamples=200, seed=1)
-    >>> round(ci.score, 2), round(ci.ci_low, 2), round(ci.ci_high, 2)
-    (61.67, 57.36, 66.87)
-    """
-    if not isinstance(stats, BLEUStatistics):
-        raise TypeError(f"stats must be BLEUStatistics, got {type(stats).__name__}")
-    if len(stats) == 0:
-        raise ValueError("stats has no sentences")
-    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order, False)
-    if smooth in ("nltk5", "nltk6", "nltk7"):
-        raise ValueError(
-            f"smooth={smooth!r} depends on the order of sentences (NLTK smooths with the last "
-            "sentence), which a bootstrap resample does not have"
-        )
-    max_order = _resolve_order(stats, max_order, smooth)
-
-    def score(sums: np.ndarray) -> np.ndarray:
-        return np.array([_score_sums(row, max_order, smooth, value, effective_order, None)[0]
-                         for row in sums])
-
-    return bootstrap(
-        _stack(stats), score, n_resamples=n_resamples, confidence=confidence, seed=seed,
-        signature=_signature(stats, max_order, smooth, value, effective_order,
-                             bootstrap=n_resamples, seed=seed),
-    )
+    stats = stats.with_scoring(max_order=max_order, smooth=smooth, smooth_value=smooth_value,
+                               effective_order=effective_order)
+    return SentenceScores(tuple(float(x) for x in stats.item_scores()),
+                          _signature(stats, sentence=True))
 
 
 def _scores_from_sums(sums: np.ndarray, max_order: int, smooth: str, value, effective_order,
                       *, float32: bool = False, weights=None) -> np.ndarray:
-    """Corpus BLEU of every row of summed statistics (``_stack`` layout), vectorised.
+    """Corpus BLEU of every row of summed statistics (:attr:`BLEUStatistics.matrix` layout), vectorised.
 
     The same numbers as :func:`_score_sums` row by row (sacrebleu's ``compute_bleu``): the
     precisions with numpy's IEEE arithmetic, every ``log``/``exp`` with :mod:`math`, and the

@@ -9,8 +9,8 @@ the start) of each word, as in Popović's ``chrF++.py``. These ``3 * (char_order
 word_order)`` integers per sentence, laid out as sacrebleu lays them out (for each order:
 hypothesis count, reference count, matches; character orders first), are the sufficient
 statistics: a corpus score is the score of their column sums, so corpus chrF, sentence
-chrF and bootstrap resampling share one pass over the text (:func:`chrf_statistics`, then
-:func:`chrf_from_statistics`).
+chrF, :func:`markeval.resampling.bootstrap` and the paired tests share one pass over the text
+(:func:`chrf_statistics` gives a :class:`~markeval.resampling.SufficientStatistics`).
 
 The score of (summed) statistics, with ``P_n = matches / hyp`` and ``R_n = matches / ref``:
 
@@ -56,13 +56,12 @@ from markeval._checks import (
 )
 from markeval._signature import make_signature
 from markeval.lexical._ngram import SentenceScores
-from markeval.resampling import BootstrapResult, bootstrap
+from markeval.resampling import SufficientStatistics
 
 __all__ = [
     "CHRFScore",
     "CHRFStatistics",
     "chrf",
-    "chrf_bootstrap",
     "chrf_from_statistics",
     "chrf_statistics",
     "sentence_chrf",
@@ -119,7 +118,7 @@ class CHRFScore:
 
 
 @dataclass(frozen=True, eq=False)
-class CHRFStatistics:
+class CHRFStatistics(SufficientStatistics):
     """Per-sentence sufficient statistics of chrF: one integer row per sentence.
 
     Attributes
@@ -173,21 +172,19 @@ class CHRFStatistics:
         """Matching n-grams per sentence and order, shape (n, orders)."""
         return self.matrix[:, 2::3]
 
-    def __len__(self) -> int:
-        return int(self.matrix.shape[0])
-
     def take(self, indices) -> CHRFStatistics:
         """The statistics of the sentences at ``indices`` (in that order; repeats allowed)."""
         idx = np.asarray(indices, dtype=np.int64)
         return CHRFStatistics(self.matrix[idx], self.char_order, self.word_order, self.beta,
                               self.lowercase, self.whitespace, self.eps_smoothing, self.n_refs)
 
-    def scores(self, sums) -> np.ndarray:
+    def scores(self, sums, *, float32: bool = False) -> np.ndarray:
         """chrF (0-100) of each row of ``sums``, an array of shape (m, 3 * orders).
 
         Each row is a sum of rows of :attr:`matrix` (one sentence, a corpus, a bootstrap
-        resample); the scores repeat sacrebleu's floating-point operations. This is the
-        ``score`` callable of :func:`markeval.resampling.bootstrap`.
+        resample); the scores repeat sacrebleu's floating-point operations. ``float32`` is
+        accepted and changes nothing: sacrebleu's float32 sums of chrF counts are exact and
+        its F-scores are computed in Python floats.
         """
         sums = np.asarray(sums)
         if sums.ndim != 2 or sums.shape[1] != 3 * self.orders:
@@ -597,7 +594,7 @@ def chrf_from_statistics(stats: CHRFStatistics) -> CHRFScore:
         raise TypeError(f"stats must be CHRFStatistics, got {type(stats).__name__}")
     if len(stats) == 0:
         raise ValueError("stats has no sentences")
-    return _result(stats, stats.scores(stats.matrix.sum(axis=0, keepdims=True))[0])
+    return _result(stats, stats.corpus_score())
 
 
 def chrf(
@@ -735,47 +732,4 @@ def sentence_chrf_scores(
     stats = chrf_statistics(hypotheses, references, char_order=char_order,
                             word_order=word_order, beta=beta, lowercase=lowercase,
                             whitespace=whitespace, eps_smoothing=eps_smoothing)
-    return SentenceScores(tuple(float(x) for x in stats.scores(stats.matrix)), _signature(stats))
-
-
-def chrf_bootstrap(
-    stats: CHRFStatistics,
-    *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> BootstrapResult:
-    """Percentile bootstrap confidence interval of corpus chrF, resampling sentences.
-
-    Each replicate draws ``len(stats)`` sentences with replacement and scores the sum of
-    their statistics (:func:`markeval.resampling.bootstrap`); nothing is counted again.
-
-    Parameters
-    ----------
-    stats : CHRFStatistics
-    n_resamples : int, default 1000
-        Bootstrap replicates, at least 1.
-    confidence : float, default 0.95
-        Coverage of the interval, in (0, 1).
-    seed : int, default 0
-        Seed of ``numpy.random.default_rng``.
-
-    Returns
-    -------
-    BootstrapResult
-
-    Examples
-    --------
-    >>> hyps = ["the cat sat on a mat", "a dog barked at me", "it rained all day long"]
-    >>> refs = ["the cat sat on the mat", "the dog barked at me", "it rained all day"]
-    >>> ci = chrf_bootstrap(chrf_statistics(hyps, refs), n_resamples=200, seed=1)
-    >>> ci.low <= ci.score <= ci.high, ci.n_resamples
-    (True, 200)
-    """
-    if not isinstance(stats, CHRFStatistics):
-        raise TypeError(f"stats must be CHRFStatistics, got {type(stats).__name__}")
-    if len(stats) == 0:
-        raise ValueError("stats has no sentences")
-    return bootstrap(stats.matrix, stats.scores, n_resamples=n_resamples,
-                     confidence=confidence, seed=seed,
-                     signature=_signature(stats, bootstrap=n_resamples, seed=seed))
+    return SentenceScores(tuple(float(x) for x in stats.item_scores()), _signature(stats))

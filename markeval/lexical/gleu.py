@@ -17,9 +17,9 @@ import numpy as np
 
 from markeval._checks import check_int, check_string
 from markeval._signature import make_signature
-from markeval.lexical._ngram import (NGramReferences, SentenceScores, _count_keys, _lookup,
+from markeval.lexical._ngram import (NGramReferences, SentenceScores, count_keys, lookup,
                                      resolve_references)
-from markeval.resampling import BootstrapResult, bootstrap
+from markeval.resampling import SufficientStatistics
 
 __all__ = [
     "GLEUScore",
@@ -27,7 +27,6 @@ __all__ = [
     "NGramReferences",
     "SentenceScores",
     "gleu",
-    "gleu_bootstrap",
     "gleu_from_statistics",
     "gleu_statistics",
     "sentence_gleu",
@@ -74,12 +73,20 @@ class GLEUScore:
 
 
 @dataclass(frozen=True, eq=False)
-class GLEUStatistics:
+class GLEUStatistics(SufficientStatistics):
     """Per-sentence sufficient statistics of GLEU (integer arrays of shape (n,)).
 
     For each sentence the reference with the best ``matches / total`` was chosen (the
     first on ties). A sentence where hypothesis and every reference have no n-gram in
     range has all four counts 0 and does not affect the corpus score.
+
+    Examples
+    --------
+    >>> stats = gleu_statistics(["a b c", "x y"], ["a b c", "x z"], tokenize="none")
+    >>> stats.matrix.tolist()  # matches, total, hypothesis and reference n-grams
+    [[6, 6, 6, 6], [1, 3, 3, 3]]
+    >>> stats.scores(stats.matrix.sum(axis=0, keepdims=True)).round(4).tolist()
+    [77.7778]
     """
 
     matches: np.ndarray
@@ -91,6 +98,22 @@ class GLEUStatistics:
     lowercase: bool
     min_len: int
     max_len: int
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """One row per sentence: matches, total, hypothesis n-grams, reference n-grams."""
+        return np.column_stack([self.matches, self.total, self.hyp_ngrams, self.ref_ngrams])
+
+    def scores(self, sums, *, float32: bool = False) -> np.ndarray:
+        """GLEU (0-100) of every row of summed statistics: ``100 * matches / total`` (0 where
+        the total is 0). ``float32`` changes nothing (integer ratios)."""
+        sums = np.asarray(sums, dtype=np.float64)  # exact: counts are far below 2**53
+        matches, total = sums[:, 0], sums[:, 1]
+        return np.where(total > 0, 100 * (matches / np.maximum(total, 1)), 0.0)
+
+    @property
+    def signature(self) -> str:
+        return _signature(self)
 
     def __len__(self) -> int:
         return int(self.matches.shape[0])
@@ -157,8 +180,8 @@ def gleu_statistics(
     n = len(tokens)
     hyp_len = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
     ref_index, sentence_keys, ref_counts, g = prepared.gleu_table(min_len, max_len)
-    keys, hyp_counts = _count_keys(prepared.hypothesis_keys(tokens, min_len, max_len, g))
-    overlap = np.minimum(_lookup(keys, hyp_counts, sentence_keys), ref_counts)
+    keys, hyp_counts = count_keys(prepared.hypothesis_keys(tokens, min_len, max_len, g))
+    overlap = np.minimum(lookup(keys, hyp_counts, sentence_keys), ref_counts)
     n_all_refs = len(prepared.lengths)
     tp = np.rint(np.bincount(ref_index, weights=overlap, minlength=n_all_refs)).astype(np.int64)
     tpfp = _ngrams_in_range(hyp_len, min_len, max_len)
@@ -215,11 +238,10 @@ def gleu_from_statistics(stats: GLEUStatistics) -> GLEUScore:
         raise TypeError(f"stats must be GLEUStatistics, got {type(stats).__name__}")
     if len(stats) == 0:
         raise ValueError("stats has no sentences")
-    matches, total = int(stats.matches.sum()), int(stats.total.sum())
     return GLEUScore(
-        score=100 * (matches / total) if total else 0.0,
-        matches=matches,
-        total=total,
+        score=stats.corpus_score(),
+        matches=int(stats.matches.sum()),
+        total=int(stats.total.sum()),
         hyp_ngrams=int(stats.hyp_ngrams.sum()),
         ref_ngrams=int(stats.ref_ngrams.sum()),
         signature=_signature(stats),
@@ -327,52 +349,4 @@ def sentence_gleu_scores(stats: GLEUStatistics) -> SentenceScores:
     """
     if not isinstance(stats, GLEUStatistics):
         raise TypeError(f"stats must be GLEUStatistics, got {type(stats).__name__}")
-    total = stats.total.astype(np.float64)
-    safe = np.where(total > 0, total, 1.0)
-    scores = np.where(total > 0, 100 * (stats.matches / safe), 0.0)
-    return SentenceScores(tuple(map(float, scores)), _signature(stats))
-
-
-def _ratio(sums: np.ndarray) -> np.ndarray:
-    """100 * matches / total of each row of summed (matches, total); 0 where total is 0."""
-    matches, total = sums[:, 0], sums[:, 1]
-    return np.where(total > 0, 100 * (matches / np.maximum(total, 1)), 0.0)
-
-
-def gleu_bootstrap(stats: GLEUStatistics, *, n_resamples: int = 1000, confidence: float = 0.95,
-                   seed: int = 0) -> BootstrapResult:
-    """Percentile bootstrap confidence interval of corpus GLEU, resampling sentences.
-
-    Each replicate sums the matches and totals of ``len(stats)`` sentences drawn with
-    replacement (:func:`markeval.resampling.bootstrap`), as :func:`bleu_bootstrap
-    <markeval.lexical.bleu.bleu_bootstrap>` does for BLEU.
-
-    Parameters
-    ----------
-    stats : GLEUStatistics
-    n_resamples : int, default 1000
-        Bootstrap replicates, at least 1.
-    confidence : float, default 0.95
-        Coverage of the interval, in (0, 1).
-    seed : int, default 0
-        Seed of ``numpy.random.default_rng``.
-
-    Returns
-    -------
-    BootstrapResult
-
-    Examples
-    --------
-    >>> stats = gleu_statistics(["the cat sat on the mat", "a dog", "it rained all day"],
-    ...                         ["the cat sat on a mat", "a dog barked", "it rained all day"])
-    >>> ci = gleu_bootstrap(stats, n_resamples=200, seed=1)
-    >>> round(ci.score, 2), ci.low <= ci.score <= ci.high
-    (70.59, True)
-    """
-    if not isinstance(stats, GLEUStatistics):
-        raise TypeError(f"stats must be GLEUStatistics, got {type(stats).__name__}")
-    if len(stats) == 0:
-        raise ValueError("stats has no sentences")
-    return bootstrap(np.column_stack([stats.matches, stats.total]), _ratio,
-                     n_resamples=n_resamples, confidence=confidence, seed=seed,
-                     signature=_signature(stats, bootstrap=n_resamples, seed=seed))
+    return SentenceScores(tuple(map(float, stats.item_scores())), _signature(stats))

@@ -41,10 +41,9 @@ import numpy as np
 
 from markeval._checks import (check_bool, check_choice, check_number, check_probability,
                               check_references, check_string, check_strings)
-from markeval._deprecation import renamed_keywords
 from markeval._signature import make_signature
 from markeval.lexical.stem import porter_stem
-from markeval.lexical.wordnet import WordNet, load_wordnet
+from markeval.lexical.wordnet import WordNet
 from markeval._result import alias
 
 MODES = ("nltk", "min_chunks")
@@ -361,6 +360,9 @@ def _settings(alpha, beta, gamma, mode, stem, synonyms, synonym_match, tokenize,
         check_bool(flag, name)
     if synonyms:
         if wordnet is None or isinstance(wordnet, (str, os.PathLike)):
+            # finding and reading the files is the edge's work (datasets), done on demand
+            from markeval.datasets.wordnet import load_wordnet
+
             wordnet = load_wordnet(wordnet)
         elif not isinstance(wordnet, WordNet):
             raise TypeError(f"wordnet must be a WordNet, a path or None, got "
@@ -402,7 +404,6 @@ def _sentence_meteor(hypothesis: str, references: list[str], s: _Settings,
         signature=s.signature)
 
 
-@renamed_keywords(tokenizer="tokenize")
 def meteor(hypothesis: str, references: str | Sequence[str], *, alpha: float = 0.9,
            beta: float = 3.0, gamma: float = 0.5, mode: str = "nltk", stem: bool = True,
            synonyms: bool = True, synonym_match: str = "nltk",
@@ -436,14 +437,13 @@ def meteor(hypothesis: str, references: str | Sequence[str], *, alpha: float = 0
         synset (each looked up with WordNet's morphology), as in Banerjee & Lavie.
     tokenize : 'whitespace', a :mod:`markeval.text` tokenizer name or callable
         How to split texts into words; default splits on white space, as for
-        pre-tokenized text such as WMT's. (Formerly ``tokenizer``, still accepted with a
-        ``DeprecationWarning``.)
+        pre-tokenized text such as WMT's.
     lowercase : bool, default True
         Lower-case tokens before matching (NLTK's ``preprocess=str.lower``). The Porter
         stemmer lower-cases anyway, so with ``stem=True`` words differing only in case
         still match, at the stem stage.
     wordnet : WordNet or path, optional
-        The WordNet for synonyms; default :func:`markeval.lexical.wordnet.load_wordnet`.
+        The WordNet for synonyms; default :func:`markeval.datasets.wordnet.load_wordnet`.
 
     Returns
     -------
@@ -453,7 +453,7 @@ def meteor(hypothesis: str, references: str | Sequence[str], *, alpha: float = 0
     ------
     TypeError, ValueError
         Bad types, parameters out of range, a reference without tokens.
-    markeval.lexical.wordnet.WordNetNotFoundError
+    markeval.datasets.wordnet.WordNetNotFoundError
         ``synonyms=True`` and no WordNet installed (the message says how to install it).
 
     Examples
@@ -477,7 +477,6 @@ def meteor(hypothesis: str, references: str | Sequence[str], *, alpha: float = 0
     return _sentence_meteor(hypothesis, refs, s)
 
 
-@renamed_keywords(tokenizer="tokenize")
 def corpus_meteor(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]], *,
                   alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5,
                   mode: str = "nltk", stem: bool = True, synonyms: bool = True,

@@ -45,7 +45,9 @@ _SMOOTHINGS = ("mle", "add-k", "kneser-ney", "modified-kneser-ney")
 _KN = ("kneser-ney", "modified-kneser-ney")
 
 
-def _check_sentences(sentences, name: str) -> list[Sequence[str]]:
+def check_sentences(sentences, name: str) -> list[Sequence[str]]:
+    """``sentences`` as a non-empty list of tokenised sentences, each a list of str tokens
+    without the reserved boundary symbols; errors name the argument and the sentence."""
     sentences = check_list(sentences, name, "a list of tokenised sentences (lists of str)",
                            "tokenise first, e.g. [s.split() for s in texts]")
     if not sentences:
@@ -165,7 +167,7 @@ class NGramLM:
     # ------------------------------------------------------------------ training
     def fit(self, sentences) -> NGramLM:
         """Count n-grams in tokenised ``sentences`` (a list of lists of str); return ``self``."""
-        sentences = _check_sentences(sentences, "sentences")
+        sentences = check_sentences(sentences, "sentences")
         if self._fixed_vocabulary is None:
             counts = Counter(t for s in sentences for t in s)
             words = sorted((w for w, c in counts.items() if c >= self.min_count and w != UNK),
@@ -304,7 +306,7 @@ class NGramLM:
         ``-inf`` marks a zero probability (possible only with ``smoothing="mle"``).
         """
         self._check_fitted()
-        sentences = _check_sentences(sentences, "sentences")
+        sentences = check_sentences(sentences, "sentences")
         tok = self._encode(sentences)
         pos = np.flatnonzero(tok != self._bos)
         with np.errstate(divide="ignore"):

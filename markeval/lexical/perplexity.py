@@ -33,7 +33,7 @@ from markeval._checks import check_list, check_numbers, check_same_length
 from markeval._signature import make_signature
 from markeval.lexical._perplexity_result import (PerplexityResult, ZeroProbabilityWarning,
                                                  check_units, perplexity_result)
-from markeval.lexical.ngram_lm import NGramLM, _check_sentences
+from markeval.lexical.ngram_lm import NGramLM, check_sentences
 
 __all__ = [
     "PerplexityResult",
@@ -287,7 +287,7 @@ def forward_cross_entropy(generated, real, *, order: int = 3, smoothing: str = "
     >>> round(forward_cross_entropy([["the", "cat", "sat"]], real, order=2).cross_entropy_bits, 3)
     0.378
     """
-    generated, real = _check_sentences(generated, "generated"), _check_sentences(real, "real")
+    generated, real = check_sentences(generated, "generated"), check_sentences(real, "real")
     lm = NGramLM(**_lm_options(order, smoothing, options)).fit(real)
     return lm.perplexity(generated)
 
@@ -321,7 +321,7 @@ def reverse_cross_entropy(generated, real, *, order: int = 3, smoothing: str = "
     >>> reverse_cross_entropy(collapsed, real, order=2).perplexity > reverse_cross_entropy(diverse, real, order=2).perplexity
     True
     """
-    generated, real = _check_sentences(generated, "generated"), _check_sentences(real, "real")
+    generated, real = check_sentences(generated, "generated"), check_sentences(real, "real")
     options = dict(options)
     if options.get("vocabulary") is None:
         vocab_lm = NGramLM(order=1, smoothing="add-k", min_count=options.get("min_count", 2)).fit(real)

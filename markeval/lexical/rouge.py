@@ -34,7 +34,6 @@ import numpy as np
 
 from markeval._checks import (check_bool, check_choice, check_references, check_resampling,
                               check_strings)
-from markeval._deprecation import renamed_keywords
 from markeval._signature import make_signature
 from markeval.lexical.stem import porter_stem, snowball_stem
 from markeval.resampling import BootstrapResult, percentile_interval, replicates
@@ -170,7 +169,6 @@ class RougeResult:
 
 # --- tokens -----------------------------------------------------------------------------------
 
-@renamed_keywords(tokenizer="tokenize")
 def rouge_tokenize(text: str, tokenize: str = "rouge-score", *,
                    use_stemmer: bool = False) -> list[str]:
     """Split a text into ROUGE tokens.
@@ -451,7 +449,6 @@ def _bootstrap(table: np.ndarray, n_resamples: int, confidence: float, seed: int
     return out
 
 
-@renamed_keywords(tokenizer="tokenize", bootstrap="n_resamples")
 def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
           types: Sequence[str] = DEFAULT_TYPES, *, multi_ref: str = "best",
           use_stemmer: bool = False,
@@ -481,13 +478,12 @@ def rouge(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]],
         Porter-stem tokens longer than 3 characters, as ``RougeScorer(use_stemmer=True)``
         (ROUGE-1.5.5's ``-m``). Applies to the two built-in tokenizers.
     tokenize : {'rouge-score', 'unicode'} or callable, default 'rouge-score'
-        See :func:`rouge_tokenize` (formerly ``tokenizer``, still accepted with a
-        ``DeprecationWarning``). Use ``'unicode'`` for text that is not English:
+        See :func:`rouge_tokenize`. Use ``'unicode'`` for text that is not English:
         rouge-score's tokenizer deletes every non-ASCII letter. A callable maps a text to
         its tokens (and does its own stemming, if any).
     n_resamples : int, default 0
         Number of bootstrap resamples for confidence intervals (rouge-score uses 1000);
-        0 skips them. Formerly ``bootstrap``, still accepted with a ``DeprecationWarning``.
+        0 skips them.
     confidence : float, default 0.95
         Coverage of the bootstrap interval.
     seed : int, default 0

@@ -27,7 +27,9 @@ identical to its reference is not free:
 
 Statistics first, score second (as :mod:`markeval.lexical.bleu`): :func:`ter_statistics`
 gives each sentence's ``(num_edits, ref_length)``; corpus TER is the ratio of their sums,
-so corpus scores, sentence scores and bootstrap resamples share one pass of the search.
+so corpus scores, sentence scores, :func:`markeval.resampling.bootstrap` and the paired tests
+share one pass of the search (:class:`TERStatistics` is a
+:class:`~markeval.resampling.SufficientStatistics`).
 
 A worked shift, by hand. Reference ``a b c d e``, hypothesis ``c d e a b``. Word edits
 alone need 4: insert ``a b`` in front and delete the ``a b`` at the end. The traceback
@@ -61,7 +63,7 @@ from markeval._checks import check_bool, check_references, check_string, check_s
 from markeval._signature import make_signature
 from markeval.lexical._ngram import SentenceScores
 from markeval.lexical._ter_shifts import count_edits
-from markeval.resampling import BootstrapResult, bootstrap
+from markeval.resampling import SufficientStatistics
 
 __all__ = [
     "TERScore",
@@ -70,7 +72,6 @@ __all__ = [
     "sentence_ter",
     "sentence_ter_scores",
     "ter",
-    "ter_bootstrap",
     "ter_from_statistics",
     "ter_scores",
     "ter_statistics",
@@ -268,8 +269,18 @@ def ter_scores(sums) -> np.ndarray:
     return 100 * ratio
 
 
+def _ter_scores_float32(sums: np.ndarray) -> np.ndarray:
+    """sacrebleu's ``TER._compute_score_from_stats`` on float32 sums (its bootstrap): the
+    ratio and the percentage are float32 operations, and so is every later step."""
+    sums = np.asarray(sums, dtype=np.float32)
+    edits, length = sums[:, 0], sums[:, 1]
+    ratio = np.where(length > 0, edits / np.where(length > 0, length, np.float32(1)),
+                     np.where(edits > 0, np.float32(1), np.float32(0)))
+    return 100 * ratio
+
+
 @dataclass(frozen=True, eq=False)
-class TERStatistics:
+class TERStatistics(SufficientStatistics):
     """Per-sentence statistics of TER.
 
     Attributes
@@ -292,11 +303,15 @@ class TERStatistics:
     asian_support: bool = False
     case_sensitive: bool = False
 
-    #: The vectorised scorer of summed statistics (:func:`ter_scores`).
-    scores = staticmethod(ter_scores)
+    higher_is_better: ClassVar[bool] = False
 
-    def __len__(self) -> int:
-        return int(self.num_edits.shape[0])
+    def scores(self, sums, *, float32: bool = False) -> np.ndarray:
+        """TER of every row of summed statistics (:func:`ter_scores`; float32 as sacrebleu's
+        bootstrap with ``float32``)."""
+        return _ter_scores_float32(sums) if float32 else ter_scores(sums)
+
+    def corpus_score(self) -> float:
+        return ter_from_statistics(self).score
 
     @property
     def matrix(self) -> np.ndarray:
@@ -526,28 +541,4 @@ def sentence_ter_scores(hypotheses, references=None, *, normalized: bool = False
         stats = ter_statistics(hypotheses, references, normalized=normalized,
                                no_punct=no_punct, asian_support=asian_support,
                                case_sensitive=case_sensitive)
-    values = ter_scores(stats.matrix)
-    return TERSentenceScores(tuple(float(v) for v in values), stats.signature)
-
-
-def ter_bootstrap(stats: TERStatistics, *, n_resamples: int = 1000, confidence: float = 0.95,
-                  seed: int = 0) -> BootstrapResult:
-    """Percentile bootstrap confidence interval of corpus TER, resampling sentences.
-
-    Each replicate draws ``len(stats)`` sentences with replacement and scores the sum of
-    their statistics with :func:`ter_scores` (nothing is searched again).
-
-    Examples
-    --------
-    >>> hyps = ["c d e a b", "a b c", "x y z", "a b c d"]
-    >>> refs = ["a b c d e", "a b c", "x y", "a c b d"]
-    >>> ci = ter_bootstrap(ter_statistics(hyps, refs), n_resamples=200, seed=1)
-    >>> round(ci.score, 2), ci.low <= ci.score <= ci.high, ci.higher_is_better
-    (21.43, True, False)
-    """
-    stats = _check_stats(stats)
-    return bootstrap(
-        stats.matrix, ter_scores, n_resamples=n_resamples, confidence=confidence, seed=seed,
-        signature=_signature(stats, bootstrap=n_resamples, seed=seed),
-        higher_is_better=False,
-    )
+    return TERSentenceScores(tuple(float(v) for v in stats.item_scores()), stats.signature)

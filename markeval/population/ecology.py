@@ -23,7 +23,6 @@ Examples
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import ClassVar
@@ -173,13 +172,11 @@ def chapman(marked, captured, recaptured) -> ChapmanEstimate:
     return ChapmanEstimate(float(est), float(var), m, c, r, make_signature("chapman"))
 
 
-def schnabel(*args, marked=None, captured=None, recaptured=None) -> SchnabelEstimate:
+def schnabel(*, marked, captured, recaptured) -> SchnabelEstimate:
     """Schnabel's multiple-census estimate ``N = Σ_t C_t M_t / Σ_t R_t``.
 
-    The counts are keyword-only, named as in :func:`lincoln_petersen`. Positional
-    arguments are still read in the *old* order ``schnabel(captured, recaptured, marked)``,
-    with a ``DeprecationWarning``: reading them in the new order would silently swap the
-    counts of existing code.
+    The counts are keyword-only, named as in :func:`lincoln_petersen`: three sequences of the
+    same length, easy to pass in the wrong order by position.
 
     Parameters
     ----------
@@ -197,7 +194,6 @@ def schnabel(*args, marked=None, captured=None, recaptured=None) -> SchnabelEsti
     >>> schnabel(marked=[0, 10, 18], captured=[10, 10, 10], recaptured=[0, 2, 5]).estimate
     40.0
     """
-    marked, captured, recaptured = _schnabel_arguments(args, marked, captured, recaptured)
     ms, cs, rs = (check_list(v, name, "a sequence of ints, one per occasion") for v, name in
                   ((marked, "marked"), (captured, "captured"), (recaptured, "recaptured")))
     if not (len(ms) == len(cs) == len(rs)):
@@ -227,27 +223,6 @@ def schnabel(*args, marked=None, captured=None, recaptured=None) -> SchnabelEsti
     est = math.inf if sum_r == 0 else sum_cm / sum_r
     return SchnabelEstimate(float(est), float(sum_cm), sum_r, len(cs), sum_r == 0,
                             make_signature("schnabel"))
-
-
-def _schnabel_arguments(args, marked, captured, recaptured):
-    """Map the deprecated positional form ``(captured, recaptured, marked)`` to keywords."""
-    given = {"marked": marked, "captured": captured, "recaptured": recaptured}
-    if args:
-        if len(args) > 3:
-            raise TypeError(f"schnabel() takes 3 counts, got {len(args)} positional arguments")
-        old = dict(zip(("captured", "recaptured", "marked"), args))
-        both = sorted(name for name in old if given[name] is not None)
-        if both:
-            raise TypeError(f"schnabel() got {', '.join(both)} both by position and by keyword")
-        warnings.warn(
-            "schnabel(captured, recaptured, marked) by position is deprecated; pass the counts "
-            "by keyword: schnabel(marked=..., captured=..., recaptured=...)",
-            DeprecationWarning, stacklevel=3)
-        given.update(old)
-    missing = [name for name, value in given.items() if value is None]
-    if missing:
-        raise TypeError(f"schnabel() missing keyword argument(s): {', '.join(missing)}")
-    return given["marked"], given["captured"], given["recaptured"]
 
 
 def _xlogx(x: float) -> float:

@@ -49,10 +49,8 @@ import numpy as np
 from markeval import geometry
 from markeval._checks import check_choice, check_embeddings, check_same_dim
 from markeval._signature import make_signature
-from markeval.encoders import accepts_encoder_settings
 from markeval.population.ecology import m0_mle
-# Re-exported: the text layer used to live here.
-from markeval.population.samples import DEFAULT_WORD_LAYERS, encode_sets, word_samples  # noqa: F401
+from markeval.population.samples import encode_sets
 
 __all__ = [
     "MEPetersenResult",
@@ -65,7 +63,6 @@ __all__ = [
     "mark_evaluate",
     "mark_evaluate_from_balls",
     "me_score",
-    "word_samples",
     "SCHNABEL_ESTIMATORS",
 ]
 
@@ -282,7 +279,7 @@ _DOC_PARAMS = """
     model : None, str, os.PathLike, Encoder or MemoEncoder, optional
         Encoder for text input (default: the offline default model), as in
         :func:`markeval.encoders.resolve_encoder`; its settings (batch size, disk cache)
-        apply. The old ``cache_dir=`` keyword still works, with a ``DeprecationWarning``.
+        apply.
     level : {"sentence", "word"}, default "sentence"
         Text input only. ``"sentence"``: one sample per text
         (:func:`markeval.encoders.sentence_embeddings`). ``"word"``: one sample per token per
@@ -297,7 +294,6 @@ _DOC_PARAMS = """
 """
 
 
-@accepts_encoder_settings("cache_dir")
 def me_petersen(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
                 backend: str = "numpy", device=None, progress: bool = True) -> MEPetersenResult:
     """ME_Petersen (Eq. 3), symmetric in ``(S, S')``; ``R = 0`` gives ``P̂ = inf``, score 0.
@@ -315,7 +311,6 @@ def me_petersen(S, S_prime, k: int, *, model=None, level: str = "sentence", laye
     return _petersen(g)
 
 
-@accepts_encoder_settings("cache_dir")
 def me_schnabel(S, S_prime, k: int, *, estimator: str = "printed", model=None,
                 level: str = "sentence", layers=None, backend: str = "numpy", device=None,
                 progress: bool = True) -> MESchnabelResult:
@@ -360,7 +355,6 @@ def me_schnabel(S, S_prime, k: int, *, estimator: str = "printed", model=None,
     return _schnabel(g, estimator)
 
 
-@accepts_encoder_settings("cache_dir")
 def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
                backend: str = "numpy", device=None, progress: bool = True) -> MECaptureResult:
     """ME_CAPTURE (Eqs. 6–7): model M0's MLE, symmetric in ``(S, S')``.
@@ -382,7 +376,6 @@ def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layer
     return _capture(g)
 
 
-@accepts_encoder_settings("cache_dir")
 def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "printed",
                   model=None, level: str = "sentence", layers=None, backend: str = "numpy",
                   device=None, progress: bool = True) -> MarkEvaluateResult:

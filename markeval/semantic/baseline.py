@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from markeval._checks import check_bool, check_int, check_seed, check_strings
-from markeval.encoders import (accepts_encoder_settings, resolve_encoder, resolve_layers,
+from markeval.encoders import (resolve_encoder, resolve_layers,
                                token_embeddings)
 from markeval.semantic.greedy import match, unit_rows
 from markeval.semantic.idf import uniform_weights
@@ -57,7 +57,6 @@ class Baseline:
     seed: int
 
 
-@accepts_encoder_settings()
 def compute_baseline(
     sentences,
     model=None,

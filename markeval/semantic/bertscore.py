@@ -38,14 +38,13 @@ import numpy as np
 
 from markeval._checks import check_bool, check_references, check_strings
 from markeval._signature import make_signature
-from markeval.encoders import accepts_encoder_settings, resolve_encoder, token_embeddings
+from markeval.encoders import resolve_encoder, token_embeddings
 from markeval.semantic.baseline import load_baseline
-# Re-exported: greedy_match and EmptyTextWarning were defined here before the core moved.
-from markeval.semantic.greedy import greedy_match, greedy_scores
+from markeval.semantic.greedy import greedy_scores
 from markeval.semantic.idf import IDFWeights, uniform_weights
 from markeval.semantic.tokens import EmptyTextWarning, WeightedTokens
 
-__all__ = ["DEFAULT_LAYER", "BERTScoreResult", "EmptyTextWarning", "bertscore", "greedy_match"]
+__all__ = ["DEFAULT_LAYER", "BERTScoreResult", "bertscore"]
 
 #: Hidden layer used for the default model (all-MiniLM-L6-v2): the last one. bert-score's
 #: table of recommended layers (chosen per model on WMT16) has no entry for this model.
@@ -152,7 +151,6 @@ def _check_baseline(rescale, baseline, encoder, layer):
     return b
 
 
-@accepts_encoder_settings()
 def bertscore(
     hypotheses,
     references,
@@ -175,8 +173,7 @@ def bertscore(
         None for the default model (all-MiniLM-L6-v2), else as in
         :func:`markeval.encoders.resolve_encoder`. The encoder object carries the encoding
         settings (device, batch size, disk cache): ``model=default_model().configure(
-        cache_dir=...)``. The old ``batch_size=``, ``device=`` and ``cache_dir=`` keywords
-        still work, with a ``DeprecationWarning``.
+        cache_dir=...)``.
     layer : int, optional
         Hidden-state index whose vectors are matched (0 = embeddings; negative counts from
         the end). Default: the last layer (:data:`DEFAULT_LAYER` = 6 for the default model).
@@ -241,7 +238,7 @@ def bertscore(
             f"{n_empty} hypothesis-reference pairs have an empty side; their BERTScore is 0 "
             "(as in bert-score)",
             EmptyTextWarning,
-            stacklevel=3,  # past accepts_encoder_settings' wrapper, to the caller
+            stacklevel=2,
         )
     if b is not None:
         scores = (scores - np.array(b)) / (1 - np.array(b))

@@ -46,7 +46,7 @@ import numpy as np
 from markeval._checks import check_bool, check_choice, check_int, check_references, check_strings
 from markeval._signature import make_signature
 from markeval._threads import single_threaded_blas
-from markeval.encoders import (accepts_encoder_settings, resolve_encoder, resolve_layers,
+from markeval.encoders import (resolve_encoder, resolve_layers,
                                token_embeddings)
 from markeval.semantic.emd import optimal_flow
 from markeval.semantic.idf import IDFWeights, uniform_weights
@@ -291,7 +291,6 @@ def _settings(preset, encoder, layers, distance, n_gram, level, remove_subwords,
 # --------------------------------------------------------------------------- the metric
 
 
-@accepts_encoder_settings()
 def moverscore(
     hypotheses,
     references,
@@ -319,8 +318,7 @@ def moverscore(
     model : None, str, os.PathLike, Encoder or MemoEncoder
         None for the default model (all-MiniLM-L6-v2), else as in
         :func:`markeval.encoders.resolve_encoder`; the encoder object carries the encoding
-        settings (device, batch size, disk cache). The old ``batch_size=``, ``device=`` and
-        ``cache_dir=`` keywords still work, with a ``DeprecationWarning``.
+        settings (device, batch size, disk cache).
     preset : {"v2", "v1", None}, default "v2"
         The published recipe whose settings fill the arguments left as None (see the table in
         :mod:`markeval.semantic.moverscore`); None starts from v2's values.
@@ -406,7 +404,7 @@ def moverscore(
             f"{n_empty} hypothesis-reference pairs have a side with no mass left (empty, or "
             "only punctuation/stop words); they score 0",
             EmptyTextWarning,
-            stacklevel=3,  # past accepts_encoder_settings' wrapper, to the caller
+            stacklevel=2,
         )
     signature = make_signature(
         "moverscore",

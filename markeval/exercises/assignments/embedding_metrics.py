@@ -42,7 +42,7 @@ def _vector_cases(rng, with_weights: bool):
 
 
 def _greedy_reference(hyp_vecs, ref_vecs, hyp_w, ref_w):
-    from markeval.semantic.bertscore import greedy_match
+    from markeval.semantic.greedy import greedy_match
 
     return greedy_match(hyp_vecs, ref_vecs, hyp_w, ref_w)
 
@@ -87,7 +87,7 @@ def toy_problem():
 
 def _toy_answer() -> dict:
     """Greedy P and R (uniform weights) and the EMD (Euclidean cost) of :func:`toy_problem`."""
-    from markeval.semantic.bertscore import greedy_match
+    from markeval.semantic.greedy import greedy_match
     from markeval.semantic.emd import earth_movers_distance
 
     hyp, ref = toy_problem()

@@ -17,7 +17,7 @@ def _at(*degrees):
 
 
 def _greedy_match(hyp_vecs, ref_vecs, hyp_w, ref_w):
-    from markeval.semantic.bertscore import greedy_match
+    from markeval.semantic.greedy import greedy_match
 
     return greedy_match(hyp_vecs, ref_vecs, hyp_w, ref_w)
 

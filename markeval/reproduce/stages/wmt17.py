@@ -306,7 +306,7 @@ def _system_compute(unit: str, settings: dict) -> pd.DataFrame:
 
     from markeval.datasets import load_wmt17, wmt17_da_systems, wmt17_system_match
     from markeval.encoders import sentence_embeddings
-    from markeval.population.mark_evaluate import word_samples
+    from markeval.population.samples import word_samples
 
     level, pair, size, draw = _parse_unit(unit, settings)
     if pair not in settings["pairs"]:

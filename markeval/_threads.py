@@ -10,14 +10,25 @@ scikit-learn; without it nothing is limited.
 from __future__ import annotations
 
 import contextlib
+import functools
 
 __all__ = ["single_threaded_blas"]
 
 
+@functools.lru_cache(maxsize=1)
+def _controller():
+    """threadpoolctl's view of the loaded BLAS libraries, found once: finding them reads the
+    process's memory map, ~15 ms a call, more than a small PRD or k-NN block takes."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController()
+
+
 def single_threaded_blas():
     """Context manager limiting BLAS/LAPACK to one thread (a no-op without threadpoolctl)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
+    controller = _controller()
+    if controller is None:
         return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    return controller.limit(limits=1, user_api="blas")

@@ -18,6 +18,7 @@ from markeval.reproduce import cli, results, run
 from markeval.reproduce.cli import main
 from markeval.reproduce.stage import COMPARISON_COLUMNS, Stage
 from markeval.reproduce.stages import all_stages, get_stage
+from markeval.reproduce.store import UnitStore
 
 RESULTS = Path(__file__).resolve().parents[1] / "book" / "results"
 calls: list[str] = []
@@ -97,6 +98,39 @@ def test_a_parallel_stage_computes_its_units_in_workers_and_gives_the_serial_row
                            progress=False)
     assert serial.computed == 4
     pd.testing.assert_frame_equal(run.read_rows(out, "toy"), run.read_rows(toy / "serial", "toy"))
+
+
+def test_units_record_their_own_provenance(toy):
+    out, cache = toy / "out", toy / "cache"
+    run.run_stage(_toy(), "ci", out, cache_root=cache, progress=False)
+    recorded = json.loads((out / "provenance.json").read_text())["toy"]["ci"]
+    assert set(recorded["unit_provenance"]) == {"a", "b", "c", "d"}
+    for unit in recorded["unit_provenance"].values():
+        assert set(unit) == {"commit", "machine", "finished"} and unit["commit"]
+    store = UnitStore(_toy(), "ci", _toy().settings_for("ci"), root=cache)
+    assert store.provenance("a") == recorded["unit_provenance"]["a"]
+    assert store.provenance("zz") == {}
+
+
+def test_the_costliest_units_are_dispatched_first(toy, monkeypatch):
+    dispatched = []
+
+    def record(function, units, **options):
+        dispatched.extend(unit[3] for unit in units)
+        return [function(*unit) for unit in units]
+
+    import markeval.experiments.parallel as parallel
+
+    monkeypatch.setattr(parallel, "run_units", record)  # in order, in this process
+    costly = dataclasses.replace(_toy(), parallel=True,
+                                 cost=lambda unit, settings: {"c": 9, "a": 5}.get(unit, 1))
+    done = run.run_stage(costly, "ci", toy / "out", cache_root=toy / "cache", progress=False,
+                         n_jobs=2)
+    assert dispatched == ["c", "a", "b", "d"] and done.computed == 4
+    serial = run.run_stage(_toy(), "ci", toy / "serial", cache_root=toy / "cache2",
+                           progress=False)
+    pd.testing.assert_frame_equal(run.read_rows(toy / "out", "toy"),
+                                  run.read_rows(toy / "serial", "toy"))
 
 
 def test_selection_settings_choose_units_and_keep_the_finished_ones(toy):

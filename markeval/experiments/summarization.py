@@ -47,7 +47,8 @@ from markeval.population.mark_evaluate import mark_evaluate_from_balls
 from markeval.stats import METHODS
 
 __all__ = ["EMBEDDING_METRICS", "HUMAN_REFERENCES", "HUMAN_SCORES", "MOVERSCORE_STOP_WORDS",
-           "SummaryItem", "WordSetMetrics", "embedding_scores", "moverscore_idf",
+           "ADAPTATION_RULES", "SummaryItem", "WordSetMetrics", "adapted_set_scores",
+           "embedding_scores", "moverscore_idf",
            "moverscore_items", "pairwise_scores", "set_scores", "summary_items",
            "summary_level_correlations"]
 
@@ -588,17 +589,28 @@ class _SetScorer:
         """Every score of one summary's samples; None when it has too few samples."""
         if cand.ndim != 2 or len(cand) < self.min_samples:
             return None
-        out = {}
+        out = {"PRD precision": self.prd_precision(ref, cand, self.prd_clusters)}
+        cand_balls = geometry.knn_balls(cand, max(self.ks), dtype=self.dtype,
+                                        name="summary samples")
+        out.update(self.ball_scores(ref_balls, cand_balls, {k: k for k in self.ks}))
+        return {name: float(out[name]) for name in self.names}
+
+    def prd_precision(self, ref: np.ndarray, cand: np.ndarray, clusters: int) -> float:
+        """PRD's ``F_{1/8}``, the larger set subsampled (``seed``) to the smaller's size."""
         rng = np.random.default_rng(self.seed)
         n = min(len(ref), len(cand))
         sub_ref = ref[np.sort(rng.choice(len(ref), n, replace=False))] if len(ref) > n else ref
         sub_cand = cand[np.sort(rng.choice(len(cand), n, replace=False))] if len(cand) > n else cand
-        out["PRD precision"] = prd(sub_ref, sub_cand, num_clusters=self.prd_clusters,
-                                   num_runs=self.prd_runs, seed=self.seed).f_beta_inv
-        cand_balls = geometry.knn_balls(cand, max(self.ks), dtype=self.dtype,
-                                        name="summary samples")
-        for k in self.ks:
-            a, b = _prefix(ref_balls, k), _prefix(cand_balls, k)
+        return prd(sub_ref, sub_cand, num_clusters=clusters, num_runs=self.prd_runs,
+                   seed=self.seed).f_beta_inv
+
+    def ball_scores(self, ref_balls: geometry.KNNBalls, cand_balls: geometry.KNNBalls,
+                    ks: Mapping[int, int]) -> dict[str, float]:
+        """IPR precision and Mark-Evaluate at each name ``K=k`` of ``ks`` (k -> the K used),
+        from balls at a K at least as large."""
+        out = {}
+        for k, used in ks.items():
+            a, b = _prefix(ref_balls, used), _prefix(cand_balls, used)
             s_in_prime, prime_in_s = geometry.mutual_membership(a, b, dtype=self.dtype)
             # S = the references, S' = the summary, as in mark_evaluate(reference, candidate, k).
             me = mark_evaluate_from_balls(a, b, membership=(s_in_prime, prime_in_s))
@@ -606,7 +618,60 @@ class _SetScorer:
             out[f"ME Petersen (K={k})"] = me.petersen.score
             out[f"ME Schnabel quality (K={k})"] = me.schnabel_quality.score
             out[f"ME CAPTURE (K={k})"] = me.capture.score
-        return {name: float(out[name]) for name in self.names}
+        return out
+
+
+#: Rules :func:`adapted_set_scores` may apply to a pair of small sets, by name.
+ADAPTATION_RULES = ("empty", "k capped", "clusters capped")
+
+
+def adapted_set_scores(reference: np.ndarray, candidate: np.ndarray, *, ks: Sequence[int],
+                       prd_clusters: int = 20, prd_runs: int = 2, seed: int = 0,
+                       dtype: str = "float32") -> tuple[dict[str, float], set[str]]:
+    """The scores of :class:`WordSetMetrics` for one pair of small sets, every set scored.
+
+    Where :class:`WordSetMetrics` gives a summary too short for the largest ``K`` or the
+    clusters 0, this adapts the settings to the pair, by three stated rules:
+
+    * ``"empty"``: a side without samples (an empty output) scores 0 on every metric, the
+      worst possible, since nothing of it matches the other side;
+    * ``"k capped"``: a ``K`` with ``K >= n = min(|R|, |C|)`` is scored at ``K = n - 1``, the
+      largest that leaves every k-NN ball a neighbour (under its own name ``K=k``);
+    * ``"clusters capped"``: PRD clusters the union of the two sets balanced to ``n`` each,
+      so at most ``2n`` clusters; fewer than ``prd_clusters`` when ``2n`` is smaller.
+
+    Returns
+    -------
+    scores : dict
+        As :class:`WordSetMetrics` returns them.
+    rules : set of str
+        The rules of :data:`ADAPTATION_RULES` applied to this pair.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> scores, rules = adapted_set_scores(rng.normal(size=(6, 3)), rng.normal(size=(4, 3)),
+    ...                                    ks=(1, 10), prd_clusters=20, prd_runs=1)
+    >>> sorted(rules), 0 <= scores["ME Petersen (K=10)"] <= 1
+    (['clusters capped', 'k capped'], True)
+    """
+    reference = np.asarray(reference, dtype=np.float64)
+    candidate = np.asarray(candidate, dtype=np.float64)
+    scorer = _SetScorer(tuple(sorted(int(k) for k in ks)), int(prd_clusters), int(prd_runs),
+                        check_seed(seed), dtype)
+    n = min(len(reference), len(candidate))
+    if n < 2:  # an empty side (one sample cannot happen with several layers per token)
+        return dict.fromkeys(scorer.names, 0.0), {"empty"}
+    used = {k: min(k, n - 1) for k in scorer.ks}
+    clusters = min(scorer.prd_clusters, 2 * n)
+    rules = ({"k capped"} if used[scorer.ks[-1]] < scorer.ks[-1] else set()) | (
+        {"clusters capped"} if clusters < scorer.prd_clusters else set())
+    out = {"PRD precision": scorer.prd_precision(reference, candidate, clusters)}
+    top = max(used.values())
+    balls = [geometry.knn_balls(x, top, dtype=dtype, name=name)
+             for x, name in ((reference, "reference"), (candidate, "candidate"))]
+    out.update(scorer.ball_scores(*balls, used))
+    return {name: float(out[name]) for name in scorer.names}, rules
 
 
 def _score_group(scorer: _SetScorer, reference: np.ndarray,

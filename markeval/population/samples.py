@@ -15,7 +15,7 @@ import numpy as np
 from markeval._checks import check_bool, check_choice, is_texts
 from markeval.encoders import resolve_encoder, sentence_embeddings, token_embeddings
 
-__all__ = ["DEFAULT_WORD_LAYERS", "LEVELS", "encode_sets", "word_samples"]
+__all__ = ["DEFAULT_WORD_LAYERS", "LEVELS", "encode_sets", "word_samples", "word_samples_by_text"]
 
 #: The paper's word-level setting (§6, Figure 5): the last five hidden layers.
 DEFAULT_WORD_LAYERS = (-5, -4, -3, -2, -1)
@@ -62,13 +62,29 @@ def word_samples(texts, model=None, *, layers=DEFAULT_WORD_LAYERS, batch_size: i
     >>> word_samples(["Fish swim."], layers=[-1], progress=False).shape
     (3, 384)
     """
+    parts = word_samples_by_text(texts, model, layers=layers, batch_size=batch_size,
+                                 device=device, cache_dir=cache_dir, progress=progress)
+    dim = parts[0].shape[1] if parts else 0
+    return np.concatenate(parts, axis=0) if parts else np.zeros((0, dim), np.float32)
+
+
+def word_samples_by_text(texts, model=None, *, layers=DEFAULT_WORD_LAYERS,
+                         batch_size: int | None = None, device=None, cache_dir=None,
+                         progress: bool = True) -> list[np.ndarray]:
+    """:func:`word_samples` of each text on its own: one array per text, from one encoding.
+
+    For set metrics computed text by text (a reference sentence against its translation).
+
+    Examples
+    --------
+    >>> [x.shape for x in word_samples_by_text(["Fish swim.", "Cats"], progress=False)]
+    [(15, 384), (5, 384)]
+    """
     items = token_embeddings(texts, model, layers=layers, batch_size=batch_size, device=device,
                              progress=progress, cache_dir=cache_dir)
-    dim = items[0].vectors.shape[2] if items else 0
     # (layers, tokens, dim) → (tokens, layers, dim): one token's samples stay together.
-    parts = [item.vectors[:, ~item.special].transpose(1, 0, 2).reshape(-1, dim)
-             for item in items]
-    return np.concatenate(parts, axis=0) if parts else np.zeros((0, dim), np.float32)
+    return [item.vectors[:, ~item.special].transpose(1, 0, 2).reshape(-1, item.vectors.shape[2])
+            for item in items]
 
 
 def encode_sets(S, S_prime, names: tuple[str, str], *, model=None, level: str = "sentence",

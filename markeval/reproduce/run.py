@@ -7,9 +7,10 @@ Writes into the results folder (``book/results`` in the repository):
 * ``paper_comparison.csv`` — every number the book sets beside a paper's
   (:data:`~markeval.reproduce.stage.COMPARISON_COLUMNS`), rebuilt from all result files;
 * ``provenance.json`` — per stage and profile: settings; the commit, command, machine and
-  date of the last run that computed a unit (a rerun that reused every unit keeps them); the
-  wall time of the last run; and the compute time of all its units (the cold time, even when
-  the units were computed by several interrupted runs);
+  date of the last run that computed a unit (a rerun that reused every unit keeps them); each
+  unit's own commit, machine and finishing time (``unit_provenance``: units computed before
+  units recorded it have none); the wall time of the last run; and the compute time of all
+  its units (the cold time, even when the units were computed by several interrupted runs);
 * ``timings.csv`` — one line per stage per run: the per-stage time log.
 """
 
@@ -89,8 +90,10 @@ def compute_units(stage: Stage, profile: str, units=None, *, store: UnitStore | 
         if fan_out:
             if stage.prepare is not None:
                 stage.prepare(settings)  # shared inputs to the disk cache once, not per worker
+            ordered = missing if stage.cost is None else sorted(
+                missing, key=lambda unit: -stage.cost(unit, settings))  # costliest first
             run_units(_compute_into_store, [(stage, profile, settings, unit, store.root)
-                                            for unit in missing],
+                                            for unit in ordered],
                       n_jobs=n_jobs, progress=progress, desc=f"{stage.name} ({profile})")
         for unit in tqdm(units, desc=f"{stage.name} ({profile})", unit="unit",
                          disable=not progress or fan_out):
@@ -111,7 +114,9 @@ def compute_units(stage: Stage, profile: str, units=None, *, store: UnitStore | 
 def _compute_into(store, stage: Stage, settings: dict, unit: str) -> None:
     start = time.perf_counter()
     rows = stage.compute(unit, settings)
-    store.put(unit, rows, seconds=time.perf_counter() - start)
+    finished = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    store.put(unit, rows, seconds=time.perf_counter() - start,
+              provenance={"commit": _commit(), "machine": _machine(), "finished": finished})
 
 
 def _compute_into_store(stage: Stage, profile: str, settings: dict, unit: str,
@@ -132,7 +137,7 @@ class _MemoryStore:
         text, seconds = self._units[unit]
         return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""]), seconds
 
-    def put(self, unit, rows, *, seconds):
+    def put(self, unit, rows, *, seconds, provenance=None):
         self._units[unit] = rows.to_csv(index=False, float_format=FLOAT_FORMAT), seconds
 
 
@@ -193,11 +198,14 @@ def run_stage(stage: Stage, profile: str, out: Path, *, fresh: bool = False,
     merged = pd.concat([old[old["profile"] != profile], rows], ignore_index=True)
     _write_csv(merged, out / f"{stage.name}.csv")
     run = StageRun(stage.name, profile, computed, len(seconds) - computed, wall, sum(seconds))
-    _record(run, settings, out)
+    units = list(stage.units(settings))
+    _record(run, settings, out, {unit: store.provenance(unit) for unit in units})
     return run
 
 
-def _record(run: StageRun, settings: dict, out: Path) -> None:
+def _record(run: StageRun, settings: dict, out: Path, units: dict[str, dict]) -> None:
+    """Update ``provenance.json`` and ``timings.csv`` after a run; ``units``: each unit's own
+    provenance (commit, machine, when it finished) as its store recorded it."""
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     common = {"commit": _commit(), "machine": _machine(),
               "command": " ".join(shlex.quote(a) for a in ["python", "-m", "markeval.reproduce",
@@ -212,7 +220,8 @@ def _record(run: StageRun, settings: dict, out: Path) -> None:
     provenance.setdefault(run.stage, {})[run.profile] = {
         "settings": settings, "units": run.computed + run.reused,
         "units_computed_in_last_run": run.computed, "last_run_wall_s": round(run.wall_s, 1),
-        "cold_compute_s": round(run.compute_s, 1), **common}
+        "cold_compute_s": round(run.compute_s, 1), **common,
+        "unit_provenance": {unit: p for unit, p in units.items() if p}}
     path.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     log = out / "timings.csv"
     line = pd.DataFrame([{"finished": now, "stage": run.stage, "profile": run.profile,

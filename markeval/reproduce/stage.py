@@ -70,6 +70,11 @@ class Stage:
         ``prepare(settings)``: computes the inputs every unit shares into the disk cache, once,
         before units go to worker processes (which would otherwise each compute them: the
         generator ladder's 12,000 sentences, say). It changes no number.
+    cost : callable, optional
+        ``cost(unit, settings) -> float``: a relative estimate of a unit's compute time. The
+        missing units of a parallel stage are dispatched costliest first, so that a long unit
+        does not start last and run alone (longest-processing-time scheduling). It changes no
+        number: the rows are assembled in unit order.
     """
 
     name: str
@@ -83,6 +88,7 @@ class Stage:
     selection: tuple[str, ...] = ()
     parallel: bool = False
     prepare: Callable[[dict], None] | None = None
+    cost: Callable[[str, dict], float] | None = None
 
     def settings_for(self, profile: str) -> dict:
         """The settings of ``profile`` (``'ci'`` or ``'full'``), checked to be JSON values."""

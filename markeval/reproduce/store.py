@@ -2,7 +2,8 @@
 
 Each unit's rows are one CSV file under
 ``<cache root>/reproduce/<profile>/<stage>-<settings hash>/<unit>.csv``, written atomically
-(:func:`markeval.cache.atomic_write`) with the seconds the unit took in a comment line. A
+(:func:`markeval.cache.atomic_write`) with the seconds the unit took in a comment line, and
+its provenance (commit, machine, when it finished) in a second one. A
 killed run leaves only whole files; the next run reads them and computes the rest. Changed
 settings hash to a new folder. Changed *code* does not: rerun the stage with ``--fresh``.
 """
@@ -10,6 +11,7 @@ settings hash to a new folder. Changed *code* does not: rerun the stage with ``-
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -23,6 +25,7 @@ __all__ = ["FLOAT_FORMAT", "UnitStore", "cached_files"]
 #: Floats are written with 17 significant digits: a read-back unit equals the computed one.
 FLOAT_FORMAT = "%.17g"
 _SECONDS = re.compile(r"# seconds: ([0-9.eE+-]+)")
+_PROVENANCE = re.compile(r"# provenance: (\{.*\})")
 
 
 def cached_files(folder: Path) -> list[Path]:
@@ -65,6 +68,15 @@ class UnitStore:
 
     def get(self, unit: str) -> tuple[pd.DataFrame, float] | None:
         """The unit's rows and the seconds it took, or None when it has not finished."""
+        found = self._read(unit)
+        return None if found is None else found[:2]
+
+    def provenance(self, unit: str) -> dict:
+        """Where and when the unit was computed (``{}`` for a unit that has not finished)."""
+        found = self._read(unit)
+        return {} if found is None else found[2]
+
+    def _read(self, unit: str):
         path = self._path(unit)
         if not path.exists():
             return None
@@ -74,12 +86,19 @@ class UnitStore:
             path.unlink()
             return None
         body = text[found.end():].lstrip("\n")
+        provenance = {}
+        line = _PROVENANCE.match(body)
+        if line:
+            provenance = json.loads(line.group(1))
+            body = body[line.end():].lstrip("\n")
         rows = pd.read_csv(io.StringIO(body), keep_default_na=False, na_values=[""])
-        return rows, float(found.group(1))
+        return rows, float(found.group(1)), provenance
 
-    def put(self, unit: str, rows: pd.DataFrame, *, seconds: float) -> None:
-        """Keep a finished unit's rows."""
-        text = f"# seconds: {seconds!r}\n" + rows.to_csv(index=False, float_format=FLOAT_FORMAT)
+    def put(self, unit: str, rows: pd.DataFrame, *, seconds: float,
+            provenance: dict | None = None) -> None:
+        """Keep a finished unit's rows, the seconds it took and where it was computed."""
+        text = (f"# seconds: {seconds!r}\n# provenance: {json.dumps(provenance or {})}\n"
+                + rows.to_csv(index=False, float_format=FLOAT_FORMAT))
         atomic_write(self._path(unit), lambda fh: fh.write(text.encode()))
 
     def clear(self) -> None:

@@ -44,7 +44,7 @@ import pandas as pd
 
 from markeval.reproduce.stage import Stage, comparison_row
 
-__all__ = ["DEFAULT_K", "IPR_K", "KS", "SEGMENT_PAIRS", "SYSTEM_PAIRS", "best_k",
+__all__ = ["DEFAULT_K", "IPR_K", "KS", "SEGMENT_PAIRS", "SYSTEM_PAIRS", "best_k", "unit_encoder",
            "sample_size_curve", "segment_correlations", "segment_long", "segment_scores",
            "set_metrics",
            "system_correlations", "system_long", "system_scores"]
@@ -68,7 +68,7 @@ ENCODER_LAYERS = {ENCODER: {"layers": 6, "same": 6}, MPNET: {"layers": 12, "same
 SAME_VECTORS = dict(preset=None, remove_subwords=False, remove_punctuation=False)
 
 
-def _encoder(layers, settings: dict, capacity: int | None = None):
+def unit_encoder(layers, settings: dict, capacity: int | None = None):
     """A fresh memoized encoder for one unit (disk-cached in the ci profile)."""
     from markeval.datasets import cache_dir
     from markeval.encoders import memoize
@@ -121,7 +121,7 @@ def _segment_compute(unit: str, settings: dict) -> pd.DataFrame:
     from markeval.experiments.translation import segment_level_scores, sentence_subset
 
     layers = ENCODER_LAYERS[settings["encoder"]]
-    encoder = _encoder(range(0, layers["layers"] + 1), settings)
+    encoder = unit_encoder(range(0, layers["layers"] + 1), settings)
     table = segment_level_scores(
         unit, {"m": lambda h, r: segment_scores(h, r, encoder, layer=layers["same"])},
         subset=sentence_subset(560, settings["segments"]), detokenize=settings["detokenize"])
@@ -318,7 +318,7 @@ def _system_compute(unit: str, settings: dict) -> pd.DataFrame:
     mapping = wmt17_system_match(pair).mapping
     # One encoder for the unit, remembering the references and one system's outputs at a
     # time (a pair's every output at five layers would not fit in memory).
-    encoder = _encoder(range(-5, 0), settings, capacity=2 * len(keep) + 8)
+    encoder = unit_encoder(range(-5, 0), settings, capacity=2 * len(keep) + 8)
     embed = sentence_embeddings if level == "sentence" else word_samples
     sets = set_metrics(partial(embed, model=encoder, progress=False), settings)
     out = []

@@ -1,0 +1,204 @@
+"""WMT17 word-level set metrics per segment: Mark-Evaluate Tables 2 and 6 as the paper most
+likely ran them.
+
+Mark-Evaluate §6.1 scores the WMT17 systems "on the five language pairs provided by Zhao et al.
+(2019)'s implementation", whose pipeline scores each segment and aggregates per system. Here
+every set metric (ME Petersen, Schnabel quality and CAPTURE at each K, PRD precision, IPR
+precision) compares the word samples of one reference sentence (each word piece at each of
+the last five layers) with those of its translation, for **every segment of every system** of
+the five pairs, and a system's score is the mean over its segments. FID is left out: a
+segment's ~140 samples in 384 (or 768) dimensions give a singular covariance.
+
+Segments too small for a setting are scored by the rules of
+:func:`markeval.experiments.summarization.adapted_set_scores` (an empty side scores 0; ``K``
+capped at ``n - 1``; PRD's clusters capped at ``2n``, with ``n`` the smaller set's size), and
+every unit counts how many segments each rule touched (rows ``rule: <name>``).
+
+A unit is ``<pair>/<start>``: the segments ``start .. start + chunk - 1`` of every system of
+the pair, against their references (encoded once per unit). Its rows are long: ``pair``,
+``system``, ``human`` (system DA), ``protocol`` ("segment"), ``encoder``, ``metric`` (the
+registry name: ``me_petersen``, ``me_schnabel_quality``, ``me_capture``, ``prd_precision``,
+``ipr_precision``), ``k``, ``value`` (the mean over the unit's segments) and ``segments``.
+:func:`system_scores` weighs the units' means back into one mean per system.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from markeval.reproduce.stage import Stage, comparison_row
+from markeval.reproduce.stages.wmt17 import (DEFAULT_K, ENCODER, IPR_K, KS, MPNET, SYSTEM_PAIRS,
+                                             best_k)
+
+__all__ = ["PROTOCOL", "SET_METRICS", "STAGES", "system_scores"]
+
+PROTOCOL = "segment"
+#: WordSetMetrics' score names -> (registry name, K or None).
+SET_METRICS = {"PRD precision": ("prd_precision", None),
+               **{f"{label} (K={k})": (name, k) for k in KS
+                  for label, name in (("IPR precision", "ipr_precision"),
+                                      ("ME Petersen", "me_petersen"),
+                                      ("ME Schnabel quality", "me_schnabel_quality"),
+                                      ("ME CAPTURE", "me_capture"))}}
+#: Segments per unit (every system of the pair is scored on them).
+CHUNK = 500
+
+
+def _settings(profile: str, encoder: str) -> dict:
+    ci = profile == "ci"
+    return {"pairs": ["cs-en"] if ci else SYSTEM_PAIRS, "encoder": encoder, "detokenize": True,
+            "segments": (12 if encoder == MPNET else 30) if ci else None, "chunk": CHUNK,
+            "ks": list(KS), "default_k": DEFAULT_K, "ipr_k": IPR_K, "prd_clusters": 20,
+            "prd_runs": 2, "disk_cache": ci}
+
+
+def _n_segments(pair: str, settings: dict) -> int:
+    from markeval.datasets import load_wmt17
+
+    n = len(load_wmt17(pair).references)
+    return n if settings["segments"] is None else min(n, settings["segments"])
+
+
+def _units(settings: dict) -> list[str]:
+    return [f"{pair}/{start}" for pair in settings["pairs"]
+            for start in range(0, _n_segments(pair, settings), settings["chunk"])]
+
+
+def _cost(unit: str, settings: dict) -> float:
+    """Segments times systems: what the unit encodes and scores."""
+    from markeval.datasets import wmt17_da_systems
+
+    pair, start = unit.split("/")
+    n = min(settings["chunk"], _n_segments(pair, settings) - int(start))
+    return float(n * len(wmt17_da_systems(pair)))
+
+
+def _compute(unit: str, settings: dict) -> pd.DataFrame:
+    from markeval.datasets import load_wmt17, wmt17_da_systems, wmt17_system_match
+    from markeval.experiments.summarization import ADAPTATION_RULES, adapted_set_scores
+    from markeval.population.samples import word_samples_by_text
+    from markeval.reproduce.stages.wmt17 import unit_encoder
+
+    pair, start = unit.split("/")
+    start = int(start)
+    stop = min(start + settings["chunk"], _n_segments(pair, settings))
+    data = load_wmt17(pair, detokenize=settings["detokenize"])
+    keep = range(start, stop)
+    encoder = unit_encoder(range(-5, 0), settings, capacity=2 * len(keep) + 8)
+
+    def samples(texts):
+        return word_samples_by_text(texts, encoder, progress=False)
+
+    refs = samples([data.references[i] for i in keep])
+    mapping = wmt17_system_match(pair).mapping
+    rows = []
+    for system, human in wmt17_da_systems(pair).set_index("system").score.items():
+        outputs = samples([data.systems[mapping[system]][i] for i in keep])
+        sums = dict.fromkeys(SET_METRICS, 0.0)
+        rules = dict.fromkeys(ADAPTATION_RULES, 0)
+        for ref, out in zip(refs, outputs):
+            scores, applied = adapted_set_scores(
+                ref, out, ks=sorted(set(settings["ks"]) | {settings["ipr_k"]}),
+                prd_clusters=settings["prd_clusters"], prd_runs=settings["prd_runs"], seed=0)
+            for name in sums:
+                sums[name] += scores[name]
+            for rule in applied:
+                rules[rule] += 1
+        common = {"pair": pair, "system": system, "human": float(human),
+                  "protocol": PROTOCOL, "encoder": settings["encoder"], "segments": len(keep)}
+        rows += [{**common, "metric": name, "k": k, "value": sums[label] / len(keep)}
+                 for label, (name, k) in SET_METRICS.items()]
+        rows += [{**common, "metric": f"rule: {rule}", "k": None, "value": float(count)}
+                 for rule, count in rules.items()]
+    return pd.DataFrame(rows)
+
+
+def system_scores(rows: pd.DataFrame) -> pd.DataFrame:
+    """One mean per system and metric over all its segments (the units' means, weighted by
+    their segments); rule rows are summed instead: segments touched by each rule.
+
+    Returns a long table ``pair, system, human, metric, k, value, segments``.
+    """
+    rows = rows.assign(weighted=rows["value"] * rows["segments"],
+                       rule=rows["metric"].str.startswith("rule: "),
+                       k=rows["k"].fillna(-1))
+    keys = ["pair", "system", "human", "metric", "k"]
+    out = rows.groupby(keys, sort=False).agg(weighted=("weighted", "sum"),
+                                            value=("value", "sum"),
+                                            segments=("segments", "sum")).reset_index()
+    out["value"] = np.where(out["metric"].str.startswith("rule: "), out["value"],
+                            out["weighted"] / out["segments"])
+    out["k"] = out["k"].where(out["k"] >= 0)
+    return out.drop(columns="weighted")
+
+
+def _label(metric: str, k) -> str:
+    """The wmt17_system stage's name of a set metric (for :func:`best_k` and the tables)."""
+    labels = {"prd_precision": "PRD precision", "ipr_precision": "IPR precision",
+              "me_petersen": "ME Petersen", "me_schnabel_quality": "ME Schnabel Q",
+              "me_capture": "ME CAPTURE"}
+    return labels[metric] if metric in ("prd_precision", "ipr_precision") else (
+        f"{labels[metric]} K={int(k)}")
+
+
+def correlations(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    """Pearson r of every per-segment set metric with system DA, per pair."""
+    from markeval.experiments.translation import correlations_by_pair
+
+    scores = system_scores(rows)
+    scores = scores[~scores["metric"].str.startswith("rule: ")]
+    scores = scores[(scores["metric"] != "ipr_precision") | (scores["k"] == settings["ipr_k"])]
+    long = pd.DataFrame({"pair": scores["pair"], "system": scores["system"],
+                         "metric": [_label(m, k) for m, k in zip(scores["metric"], scores["k"])],
+                         "score": scores["value"], "human": scores["human"]})
+    return correlations_by_pair(long)
+
+
+#: Mark-Evaluate column -> our label (``{k}``: the K).
+_COLUMNS = {"PRD": "PRD precision", "IMPAR": "IPR precision", "ME_Schnabel": "ME Schnabel Q",
+            "ME_Petersen": "ME Petersen", "ME_CAPTURE": "ME CAPTURE"}
+
+
+def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    corr = correlations(rows, settings)
+    r = corr.set_index(["metric", "pair"]).value
+    n = int(system_scores(rows).groupby("system").segments.max().min())
+    out = []
+    for table in ("Table 2", "Table 6"):
+        for column, label in _COLUMNS.items():
+            if column in ("PRD", "IMPAR"):
+                choices = [(label, f"IPR k={settings['ipr_k']}" if column == "IMPAR" else "")]
+            else:
+                best = best_k(corr, label, settings["ks"])
+                choices = [(f"{label} K={settings['default_k']}",
+                            f"default K={settings['default_k']}"),
+                           (f"{label} K={best}", f"best single K={best} of {settings['ks']}")]
+            for metric, k_label in choices:
+                setting = "; ".join(s for s in (
+                    settings["encoder"], f"protocol: per segment, every segment ({n}+ per "
+                    "system), word pieces x last 5 layers, mean over segments", k_label) if s)
+                values = {p: r[(metric, p)] for p in settings["pairs"]}
+                for pair, value in values.items():
+                    out.append(comparison_row("Mark-Evaluate", table, f"{pair} (r)", column,
+                                              value, setting))
+                finite = [v for v in values.values() if np.isfinite(v)]
+                out.append(comparison_row("Mark-Evaluate", table, "Average (r)", column,
+                                          float(np.mean(finite)) if finite else float("nan"),
+                                          setting))
+    return pd.DataFrame(out)
+
+
+def _stage(encoder: str, suffix: str) -> Stage:
+    model = "" if encoder == ENCODER else f", {encoder}"
+    return Stage(
+        name=f"wmt17_segment_sets{suffix}",
+        title=f"Mark-Evaluate Tables 2 and 6, set metrics per segment (WMT17{model})",
+        settings=lambda profile: _settings(profile, encoder), units=_units, compute=_compute,
+        compare=_compare, check_units=lambda settings: _units(settings)[:1],
+        # A segment's score moves by 1/n (n ~ 140 samples) when another CPU's last bits swap
+        # two neighbours; averaged over a unit's segments such a swap moves a mean by far less.
+        tolerance=5e-3, selection=("pairs",), parallel=True, cost=_cost)
+
+
+STAGES = (_stage(ENCODER, ""), _stage(MPNET, "_mpnet"))

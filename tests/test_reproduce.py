@@ -127,8 +127,7 @@ def test_the_costliest_units_are_dispatched_first(toy, monkeypatch):
     done = run.run_stage(costly, "ci", toy / "out", cache_root=toy / "cache", progress=False,
                          n_jobs=2)
     assert dispatched == ["c", "a", "b", "d"] and done.computed == 4
-    serial = run.run_stage(_toy(), "ci", toy / "serial", cache_root=toy / "cache2",
-                           progress=False)
+    run.run_stage(_toy(), "ci", toy / "serial", cache_root=toy / "cache2", progress=False)
     pd.testing.assert_frame_equal(run.read_rows(toy / "out", "toy"),
                                   run.read_rows(toy / "serial", "toy"))
 

@@ -44,7 +44,8 @@ import pandas as pd
 
 from markeval.reproduce.stage import Stage, comparison_row
 
-__all__ = ["DEFAULT_K", "IPR_K", "KS", "SEGMENT_PAIRS", "SYSTEM_PAIRS", "best_k", "unit_encoder",
+__all__ = ["DEFAULT_K", "IPR_K", "KS", "SEGMENT_PAIRS", "SYSTEM_PAIRS", "best_k",
+           "sentence_subset_of", "unit_encoder",
            "sample_size_curve", "segment_correlations", "segment_long", "segment_scores",
            "set_metrics",
            "system_correlations", "system_long", "system_scores"]
@@ -282,7 +283,9 @@ def _system_units(settings: dict) -> list[str]:
     return units
 
 
-def _subset(pair: str, size, draw: int) -> np.ndarray:
+def sentence_subset_of(pair: str, size, draw: int = 0) -> np.ndarray:
+    """The indices of the sentences of ``pair`` a unit scores: all (``size`` None), or a
+    random subset of ``size`` seeded by ``draw`` (the same for every system)."""
     from markeval.datasets import load_wmt17
     from markeval.experiments.translation import sentence_subset
 
@@ -312,7 +315,7 @@ def _system_compute(unit: str, settings: dict) -> pd.DataFrame:
     if pair not in settings["pairs"]:
         raise KeyError(f"pair {pair!r} is not in this profile's pairs {settings['pairs']}")
     data = load_wmt17(pair, detokenize=settings["detokenize"])
-    keep = _subset(pair, size, draw)
+    keep = sentence_subset_of(pair, size, draw)
     refs = [data.references[i] for i in keep]
     humans = wmt17_da_systems(pair).set_index("system").score
     mapping = wmt17_system_match(pair).mapping

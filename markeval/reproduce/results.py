@@ -21,8 +21,8 @@ from markeval.cache import atomic_write, cache_root
 from markeval.reproduce.run import compute_units, read_rows
 from markeval.reproduce.stages import get_stage
 
-__all__ = ["RESULTS_URL", "cached_files", "check_slice", "encoder_gaps", "load_comparison", "load_provenance",
-           "load_rows", "results_dir", "shown_profile"]
+__all__ = ["RESULTS_URL", "cached_files", "check_slice", "encoder_gaps", "load_comparison",
+           "load_provenance", "load_rows", "results_dir", "shown_profile"]
 
 #: Where the committed results are published (the repository's ``book/results``).
 RESULTS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/book/results/"
@@ -136,9 +136,10 @@ def encoder_gaps(comparison: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        One row per (paper, table, encoder): ``lines``, ``mean |gap|`` (mean absolute
-        difference, ours minus the paper's, over the lines with a number on both sides) and
-        ``mean gap`` (signed: below zero, ours are lower).
+        One row per (paper, table, encoder, protocol): ``lines``, ``mean |gap|`` (mean
+        absolute difference, ours minus the paper's, over the lines with a number on both
+        sides) and ``mean gap`` (signed: below zero, ours are lower). ``protocol`` is what the
+        setting names after ``protocol:`` (``pooled``, ``per segment``), else empty.
 
     Examples
     --------
@@ -149,9 +150,11 @@ def encoder_gaps(comparison: pd.DataFrame) -> pd.DataFrame:
     [['all-MiniLM-L6-v2', 1, 0.2], ['all-mpnet-base-v2', 1, 0.05]]
     """
     encoder = comparison["setting"].str.extract(r"^(all-[A-Za-z0-9.-]+)", expand=False)
-    lines = comparison.assign(encoder=encoder, gap=comparison["our_value"]
-                              - comparison["paper_value"]).dropna(subset=["encoder", "gap"])
-    grouped = lines.groupby(["paper", "table", "encoder"])["gap"]
+    protocol = comparison["setting"].str.extract(r"protocol: ([a-z ]+?)[,;]", expand=False)
+    lines = comparison.assign(encoder=encoder, protocol=protocol.fillna(""),
+                              gap=comparison["our_value"] - comparison["paper_value"]
+                              ).dropna(subset=["encoder", "gap"])
+    grouped = lines.groupby(["paper", "table", "encoder", "protocol"])["gap"]
     return pd.DataFrame({"lines": grouped.size(), "mean |gap|": grouped.apply(
         lambda gap: gap.abs().mean()), "mean gap": grouped.mean()}).reset_index()
 

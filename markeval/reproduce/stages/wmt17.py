@@ -449,7 +449,8 @@ def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
         r = corr.set_index(["metric", "pair"]).value
         if level == "word":
             size = int(rows[rows.level == "word"]["size"].max())
-            sizes = f"{size} sentences per system (draw 0), word pieces x last 5 layers"
+            sizes = (f"protocol: pooled, {size} sentences per system (draw 0), word pieces "
+                     "x last 5 layers")
         else:
             sizes = f"{sentences} sentences per system, pooled sentence vectors"
         for column in paper_table("Mark-Evaluate", table).columns:

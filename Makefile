@@ -25,7 +25,7 @@ export OPENBLAS_NUM_THREADS := 1
 # Kernels started by nbval and the book build must use the project's interpreter.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install book test reproduce notebook student instructor clean
+.PHONY: install book test reproduce notebook student instructor course clean
 
 install: $(VENV)/.installed book/_static/mathjax/tex-chtml.js
 
@@ -81,6 +81,12 @@ student: install
 # notes, executed like `make book` (sharing its cache) into _build/instructor/_build/html.
 instructor: install
 	$(PY) -m tools.instructor_edition _build/instructor
+
+# The nbgrader course folder (nbgrader_config.py and source/), written from the instructor
+# notebooks into _build/course; then e.g. `cd _build/course && nbgrader generate_assignment
+# assignment_1_ngram_metrics` (see the instructor notes).
+course: install
+	$(PY) -m tools.course _build/course
 
 clean:
 	rm -rf _build

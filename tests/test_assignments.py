@@ -827,3 +827,59 @@ def test_collapse_schedule_keeps_the_size():
     assert all(len(rows) == 9 for rows in schedule.values())
     assert {labels[i] for i in schedule[1]} == {"c"}
     assert {labels[i] for i in schedule[2]} == {"a", "c"}
+
+
+# --- from scratch: answers that call the function they should implement -----------------------
+
+def _bleu_wrapper(hypotheses, references):
+    from markeval import bleu
+
+    return bleu(hypotheses, references, tokenize="none", smooth="none").score
+
+
+def bleu_through_a_wrapper(hypotheses, references):
+    return _bleu_wrapper(hypotheses, references)
+
+
+def bleu_through_an_alias_import(hypotheses, references):
+    import markeval.lexical.bleu as mb
+
+    return mb.bleu(hypotheses, references, tokenize="none", smooth="none").score
+
+
+def _bleu_lambda():
+    import markeval as me
+
+    return lambda hypotheses, references: me.bleu(hypotheses, references, tokenize="none",
+                                                  smooth="none").score
+
+
+@pytest.mark.parametrize("answer", [bleu_through_a_wrapper, bleu_through_an_alias_import,
+                                    _bleu_lambda()], ids=["wrapper", "alias-import", "lambda"])
+def test_calling_the_library_in_a_from_scratch_question_scores_zero(answer, capsys):
+    A = assignment(1)
+    result = A.check("q5", answer)
+    out = capsys.readouterr().out
+    assert not result and result.attempted
+    assert out.startswith("✗ Q5 Corpus BLEU [20 pts]: uses markeval.bleu, which this question "
+                          "asks you to implement"), out
+    assert A.score()["earned"] == 0 and A.score()["failed"] == ["q5"]
+    A.summary()
+    assert re.search(r"Q5 .* 0/20\s+failed", capsys.readouterr().out)
+
+
+def test_a_question_that_allows_the_library_accepts_it(capsys):
+    """A2 Q2 takes its alignment from markeval.meteor: calling it is no offence."""
+    assert assignment(2).check("q2", meteor_right), capsys.readouterr().out
+
+
+def test_every_forbidden_name_is_a_library_function():
+    from markeval.exercises._forbidden import resolve
+
+    named = 0
+    for n in (1, 2, 3, 4):
+        for task in assignment(n).tasks:
+            for name in task.question.forbidden if task.question else ():
+                assert name.startswith("markeval.") and callable(resolve(name)), (n, task.key)
+                named += 1
+    assert named >= 40

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from jupytext.compare import compare_notebooks
 
+import markeval
 from conftest import REPO, chapter_sources, toc_files
 
 CHAPTERS = chapter_sources()
@@ -81,8 +82,9 @@ def test_setup_cell_installs_from_the_configured_repository(md):
     notebook = jupytext.read(md)
     first = next(c for c in notebook.cells if c.cell_type == "code")
     assert "hide-input" in first.metadata.get("tags", []), f"{md.name}: setup cell is not hide-input"
-    assert "google.colab" in first.source and f"git+{url}\"" in first.source, (
-        f"{md.name}: the setup cell must install git+{url} in Colab"
+    pinned = f"git+{url}@v{markeval.__version__}\""  # the release tag, never the moving main
+    assert "google.colab" in first.source and pinned in first.source, (
+        f"{md.name}: the setup cell must install {pinned[:-1]} in Colab"
     )
 
 
@@ -247,3 +249,105 @@ def test_outputs_greet_readers_calmly(ipynb):
     timings = [line for line in lines
                if re.search(r"\b(ran|took|in) \d+(\.\d+)? ?(s|seconds)\b", line)]
     assert not timings, f"{ipynb.name}: machine-dependent timing shown: {timings[0]!r}"
+
+
+# --- numbered, captioned figures and tables -------------------------------------------------
+
+NUMBERED = [md for md in CHAPTERS if md.stem[:2].isdigit()]
+#: Chapters whose figures and tables their author captions next; the mark fails (strict) as
+#: soon as they pass, so that it is removed then.
+CAPTIONS_PENDING = {"12_mark_evaluate", "15_mt_embedding_correlation"}
+_MD_TABLE_ROW = re.compile(r"^\|.*\|\s*$")
+
+
+def _shown_outputs(cell: dict) -> list[str]:
+    """What a code cell shows as a figure or a table: ``"fig"`` per image, ``"tbl"`` per HTML
+    table (a DataFrame), in order; glued values (shown elsewhere on the page) left out."""
+    kinds = []
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        if "scrapbook" in out.get("metadata", {}):
+            continue
+        if any(key.startswith("image/") for key in data):
+            kinds.append("fig")
+        elif "<table" in "".join(data.get("text/html", "")):
+            kinds.append("tbl")
+    return kinds
+
+
+def _captioned(md) -> list[tuple[str, str]]:
+    """(name, problem or "") of every figure and table the chapter shows: its code cells'
+    outputs (captioned in the cell's ``mystnb.figure`` metadata) and its Markdown tables
+    (captioned by a ``{table}`` directive)."""
+    found = []
+    notebook = json.loads(md.with_suffix(".ipynb").read_text(encoding="utf-8"))
+    for i, cell in enumerate(c for c in notebook["cells"] if c["cell_type"] == "code"):
+        kinds = _shown_outputs(cell)
+        if not kinds:
+            continue
+        figure = cell["metadata"].get("mystnb", {}).get("figure", {})
+        name, caption = figure.get("name", ""), str(figure.get("caption", "")).strip()
+        where = f"code cell {i} ({''.join(cell['source'])[:40]!r}...)"
+        problem = ""
+        if len(kinds) > 1:
+            problem = f"{where} shows {len(kinds)} figures/tables: one per cell"
+        elif not (name and caption):
+            problem = f"{where} shows a {kinds[0]} without mystnb.figure caption and name"
+        elif not name.startswith(f"{kinds[0]}-"):
+            problem = f"{where}: a {kinds[0]} must be named {kinds[0]}-..., not {name!r}"
+        found.append((name or where, problem))
+    text = md.read_text(encoding="utf-8")
+    for block in re.split(r"^```", text, flags=re.M)[1::2]:  # inside fences: skip code
+        if block.startswith("{table}"):
+            named = re.search(r"^:name: (\S+)", block, flags=re.M)
+            caption = block.split("\n", 1)[0].removeprefix("{table}").strip()
+            ok = named and named[1].startswith("tbl-") and caption
+            found.append((named[1] if named else "a {table}", "" if ok else
+                          "a {table} needs a caption and a :name: tbl-..."))
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    rows = [line for line in prose.splitlines() if _MD_TABLE_ROW.match(line)]
+    if rows:
+        found.append(("markdown table", f"a Markdown table outside a {{table}} directive: "
+                                        f"{rows[0][:60]!r}"))
+    return found
+
+
+@pytest.mark.parametrize("md", [pytest.param(
+    m, marks=pytest.mark.xfail(strict=True, reason="captions pending"))
+    if m.stem in CAPTIONS_PENDING else m for m in NUMBERED], ids=[m.stem for m in NUMBERED])
+def test_figures_and_tables_are_numbered_captioned_and_referenced(md):
+    """Every figure and table a chapter shows has a caption and a name (so the book numbers
+    it: "Fig. 13.2", "Table 13.4"), and the text refers to it with {numref}."""
+    found = _captioned(md)
+    problems = [problem for _, problem in found if problem]
+    assert not problems, f"{md.name}: {problems}"
+    text = md.read_text(encoding="utf-8")
+    unreferenced = [name for name, _ in found
+                    if not re.search(rf"\{{numref\}}`([^`<]*<)?{re.escape(name)}>?`", text)]
+    assert not unreferenced, f"{md.name}: never referred to with {{numref}}: {unreferenced}"
+
+
+def test_figure_and_table_names_are_unique_in_the_book():
+    names = [name for md in NUMBERED if md.stem not in CAPTIONS_PENDING
+             for name, problem in _captioned(md) if not problem]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    assert not repeated, f"figure/table names used twice: {repeated}"
+
+
+_PROVENANCE_LINE = re.compile(r"\bcommit [0-9a-f]{7,}|\b\d+ s on \d+ cores|\btook \d+ min\b")
+
+
+@pytest.mark.parametrize("ipynb", [pytest.param(
+    p, marks=pytest.mark.xfail(strict=True, reason="provenance box pending"))
+    if p.stem == "15_mt_embedding_correlation" else p for p in NOTEBOOKS],
+    ids=[p.stem for p in NOTEBOOKS])
+def test_provenance_stays_in_its_box(ipynb):
+    """Commits, machines and compute times are in the collapsed "How these numbers were made"
+    box (markeval.reproduce.results.provenance_box, a removed cell glued into the box), never
+    in an output in the body of the page."""
+    notebook = json.loads(ipynb.read_text(encoding="utf-8"))
+    lines = [line for cell in notebook["cells"] if cell["cell_type"] == "code"
+             and "remove-cell" not in cell["metadata"].get("tags", [])
+             for out in cell.get("outputs", []) for line in _printed_lines(out)
+             if _PROVENANCE_LINE.search(line)]
+    assert not lines, f"{ipynb.name}: provenance printed in the body: {lines[0]!r}"

@@ -358,6 +358,34 @@ def test_pages_are_found():
     assert sum(n[0].isdigit() for n in names) >= 18 and sum("assignment_" in n for n in names) >= 4
 
 
+#: A Colab install line: ``git+<repository>`` with an optional ``@<ref>``.
+_INSTALL = re.compile(r"git\+https://github\.com/[\w.-]+/[\w.-]+?(?:@(?P<ref>[^\\\"'\s]+))?"
+                      r"\\?[\"']")  # in a notebook's JSON the quote is escaped
+STUDENT_PAGES = sorted((REPO / "book" / "student").glob("assignment_*.ipynb"))
+
+
+@pytest.mark.parametrize("page", PAGES + STUDENT_PAGES,
+                         ids=[p.stem for p in PAGES] + [f"student-{p.stem}" for p in STUDENT_PAGES])
+def test_colab_installs_the_release_of_this_version(page):
+    """Colab installs the release tagged ``v<markeval.__version__>``, never the moving main:
+    a reader of this version of the book gets the library it was executed with."""
+    import markeval
+
+    refs = [m["ref"] for m in _INSTALL.finditer(page.read_text(encoding="utf-8"))]
+    assert refs, f"{page.name}: no git+https://github.com/... install line"
+    assert set(refs) == {f"v{markeval.__version__}"}, (
+        f"{page.name}: Colab installs {refs}; pin it to @v{markeval.__version__}")
+
+
+def test_the_pin_check_rejects_main_and_an_old_release():
+    line = '"markeval[lm] @ git+https://github.com/markeval/markeval{}"], check=True)'
+    assert [m["ref"] for m in _INSTALL.finditer(line.format(""))] == [None]
+    assert [m["ref"] for m in _INSTALL.finditer(line.format("@main"))] == ["main"]
+    assert [m["ref"] for m in _INSTALL.finditer(line.format("@v0.0.9"))] == ["v0.0.9"]
+    in_json = '"    \\"git+https://github.com/markeval/markeval@v1.2.3\\"], check=True)\\n",'
+    assert [m["ref"] for m in _INSTALL.finditer(in_json)] == ["v1.2.3"]
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_colab_setup_covers_what_the_page_needs(page):
     found = problems(page.read_text(encoding="utf-8"))
@@ -411,7 +439,8 @@ _SETUP = '''```{{code-cell}} ipython3
 import sys, subprocess
 if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "{package} @ git+https://github.com/markeval/markeval"], check=True)
+                    "{package} @ git+https://github.com/markeval/markeval@v0.1.0"],
+                   check=True)
 {extra}
 %config InlineBackend.figure_formats = ["svg"]
 import markeval

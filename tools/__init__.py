@@ -4,7 +4,8 @@ These modules need the book's environment (``requirements.txt``: nbformat, PyYAM
 jupyter-book), which the package does not declare. Run them from the repository root:
 ``python -m tools.student_edition --notebooks`` (the assignments' student notebooks in
 ``book/student/``), ``python -m tools.student_edition _build/student`` (``make student``) and
-``python -m tools.instructor_edition`` (``make instructor``), ``python -m tools.pdf`` (the
-book's PDF, part of ``make book``) and ``python -m tools.check_pages STEM`` (a quick look at
-built pages in headless Chromium, :mod:`tools.browser`).
+``python -m tools.instructor_edition`` (``make instructor``), ``python -m tools.course``
+(``make course``: an nbgrader course folder from the instructor notebooks), ``python -m
+tools.pdf`` (the book's PDF, part of ``make book``) and ``python -m tools.check_pages STEM`` (a
+quick look at built pages in headless Chromium, :mod:`tools.browser`).
 """

@@ -6,9 +6,10 @@ Two commands, run from the repository root.
 ``book/student/assignment_N_*.ipynb`` (:data:`STUDENT_DIR`), one per instructor assignment
 ``book/assignment_N_*.md``, from its executed ``.ipynb`` pair (:func:`student_notebook`):
 
-* every region between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` becomes
-  ``raise NotImplementedError()``; a cell whose region was at the top level gets the
-  ``raises-exception`` tag;
+* every region between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` becomes starter code
+  (:func:`markeval.exercises.starter.strip_solution_code`): ``raise NotImplementedError()``
+  inside a function, a ``# YOUR CODE HERE`` comment at the top level of a cell, so that no
+  cell raises and *Run all* reaches the score;
 * the outputs of those cells, and of the cells that call ``.check(`` or ``.summary(`` (verdicts
   and instructor scores), are cleared; no cell keeps an execution count;
 * every ``{solution}`` block (the model answers of the written questions) is removed; the
@@ -31,10 +32,8 @@ buttons open them. ``--check`` reports stale notebooks instead of writing them
 * every ``{solution}`` directive block is replaced by a one-line note, in notebooks and in
   plain pages;
 * in code cells, every region between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (the
-  nbgrader markers) becomes ``raise NotImplementedError()`` at the marker's indentation; the
-  outputs of such cells, and of the cells that call ``.check(`` in the same notebook, are
-  cleared; a cell whose stripped region is at the top level (so that the cell now raises) gets
-  the ``raises-exception`` tag;
+  nbgrader markers) becomes starter code, as in the student notebooks; the outputs of such
+  cells, and of the cells that call ``.check(`` in the same notebook, are cleared;
 * the configuration turns execution off and drops the Colab launch buttons (they would open
   the instructor notebooks of the repository) unless ``--repository-url`` names a repository
   that holds the student edition.
@@ -59,14 +58,13 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from markeval.exercises.starter import BEGIN, END, strip_solution_code
 from tools import jupyter_book
 
 __all__ = ["ANSWER_PLACEHOLDER", "BEGIN", "END", "STUDENT_DIR", "assignment_sources", "build",
            "prepare", "scan_html", "strip_solution_blocks", "strip_solution_code",
            "student_notebook", "student_notebook_text", "write_student_notebooks"]
 
-BEGIN = "### BEGIN SOLUTION"
-END = "### END SOLUTION"
 HIDDEN_NOTE = "*The solution is not included in the student edition.*"
 #: Pages left out of the student edition (and its table of contents).
 INSTRUCTOR_ONLY = ("book/instructor_notes",)
@@ -127,51 +125,6 @@ def strip_solution_blocks(text: str, note: str | None = HIDDEN_NOTE) -> tuple[st
     return "\n".join(out), count
 
 
-def strip_solution_code(source: str) -> tuple[str, int, bool]:
-    """Replace every ``### BEGIN SOLUTION`` … ``### END SOLUTION`` region of code.
-
-    The region, markers included, becomes ``raise NotImplementedError()`` at the indentation of
-    the ``BEGIN`` marker (what nbgrader's ``ClearSolutions`` writes).
-
-    Returns
-    -------
-    (source, count, top_level) : tuple
-        The new code, the number of regions, and whether one of them was at indentation 0
-        (the cell itself now raises).
-
-    Examples
-    --------
-    >>> code = "def f(x):\\n    ### BEGIN SOLUTION\\n    return 2 * x\\n    ### END SOLUTION\\n"
-    >>> print(strip_solution_code(code)[0])
-    def f(x):
-        raise NotImplementedError()
-    <BLANKLINE>
-    """
-    lines = source.split("\n")
-    out, count, top_level, i = [], 0, False, 0
-    while i < len(lines):
-        stripped = lines[i].strip()
-        if stripped == END:
-            raise ValueError(f"{END!r} without {BEGIN!r} at line {i + 1}")
-        if stripped != BEGIN:
-            out.append(lines[i])
-            i += 1
-            continue
-        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
-        j = i + 1
-        while j < len(lines) and lines[j].strip() != END:
-            if lines[j].strip() == BEGIN:
-                raise ValueError(f"nested {BEGIN!r} at line {j + 1}")
-            j += 1
-        if j == len(lines):
-            raise ValueError(f"{BEGIN!r} at line {i + 1} has no {END!r}")
-        out.append(f"{indent}raise NotImplementedError()")
-        count += 1
-        top_level = top_level or indent == ""
-        i = j + 1
-    return "\n".join(out), count, top_level
-
-
 _MD_LINK = re.compile(r"\]\((?P<target>[\w./-]+)\.md(?P<anchor>#[^)\s]*)?\)")
 
 
@@ -222,17 +175,13 @@ def _strip_notebook(nb: nbformat.NotebookNode, *, note: str | None, clear_checks
                     continue  # the cell held only the solution block
             cell.source = source
         elif cell.cell_type == "code":
-            cell.source, count, top_level = strip_solution_code(cell.source)
+            cell.source, count = strip_solution_code(cell.source)
             regions += count
             if count or (clear_checks and any(call in cell.source for call in CHECK_CALLS)):
                 cell.outputs = []
                 cell.execution_count = None
             if clear_counts:
                 cell.execution_count = None
-            if top_level:
-                tags = cell.metadata.setdefault("tags", [])
-                if "raises-exception" not in tags:
-                    tags.append("raises-exception")
         cells.append(cell)
     nb.cells = cells
     return blocks, regions

@@ -11,10 +11,17 @@ citation reads exactly like its entry's label).
 The directive ``chapter-references`` lists, formatted the same way, the works its page cites.
 The entries are plain text, not citation targets: every citation links to the one
 bibliography page, so a work cited in several chapters is never a duplicate target.
+
+An assignment's exercises are numbered by their question: the exercise labelled ``a2-q3``
+(Assignment 2, Q3) is "Exercise A2.3", in its caption and in every reference to it, instead
+of a count running through the whole unnumbered Assignments part. The "A" keeps them apart
+from the chapters' exercises ("Exercise 2.3" is chapter 2's third).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -23,11 +30,19 @@ from docutils import nodes
 from pybtex.database import parse_file
 from pybtex.plugin import register_plugin
 from pybtex.richtext import Text
+from pybtex.style.template import field, href
 from pybtex.style.formatting.plain import Style as PlainStyle
 from pybtex.style.labels import BaseLabelStyle
 from pybtex.style.sorting.author_year_title import SortingStyle
 from pybtex_docutils import Backend
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+
+#: The fields that link an entry to the work, and the field that says why an entry has none.
+LINK_FIELDS = ("doi", "eprint", "url")
+NO_LINK_FIELD = "nolink"
 
 
 def _surnames(entry) -> list[str]:
@@ -74,6 +89,38 @@ class AuthorYearStyle(PlainStyle):
     default_label_style = AuthorYearLabels
     default_sorting_style = SortingStyle
 
+    def format_url(self, e):
+        # An ACL Anthology page is named by its identifier, other addresses are shown as such.
+        # Called for every entry: `optional[...]` drops it where the url field is missing.
+        url = e.fields.get("url", "")
+        acl = re.fullmatch(r"https://aclanthology\.org/([\w.-]+?)/?", url)
+        return href(field("url", raw=True))[f"ACL Anthology {acl[1]}" if acl else
+                                            field("url", raw=True)]
+
+
+def unlinked_entries(bibfile: Path) -> list[str]:
+    """The keys of the entries of ``bibfile`` with neither a link nor a reason for having none.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> bib = Path(tempfile.mkdtemp()) / "refs.bib"
+    >>> _ = bib.write_text("@misc{a, title={A}, doi={10.1/x}}\\n@misc{b, title={B}}\\n"
+    ...                    "@misc{c, title={C}, nolink={none known}}")
+    >>> unlinked_entries(bib)
+    ['b']
+    """
+    entries = parse_file(str(bibfile)).entries
+    return [key for key, entry in entries.items()
+            if not any(entry.fields.get(f, "").strip() for f in (*LINK_FIELDS, NO_LINK_FIELD))]
+
+
+def _warn_unlinked(app):
+    for name in app.config.bibtex_bibfiles:
+        for key in unlinked_entries(Path(app.srcdir) / name):
+            logger.warning(f"{name}: entry {key!r} has no doi, eprint or url, and no "
+                           f"{NO_LINK_FIELD} field saying why", type="markeval", subtype="bib")
+
 
 _CITE = re.compile(r"\{cite(?::\w+)?\}`([^`]+)`")
 
@@ -107,6 +154,58 @@ def _formatted(env):
     return list(AuthorYearStyle().format_entries(entries.values()))
 
 
+#: Study pace behind ``study-times``: words of prose read per minute (technical text with
+#: equations), minutes per code cell (read it, run it, look at the output) and per exercise.
+WORDS_PER_MINUTE = 100
+MINUTES_PER_CELL = 1.5
+MINUTES_PER_EXERCISE = 20
+
+
+def study_hours(text: str) -> float:
+    """A student's time for a chapter (MyST source), in hours rounded up to the half hour.
+
+    Examples
+    --------
+    >>> study_hours("word " * 1500 + "```{code-cell}\\nx = 1\\n```\\n" * 20)
+    1.0
+    """
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    minutes = (len(prose.split()) / WORDS_PER_MINUTE + text.count("```{code-cell}")
+               * MINUTES_PER_CELL + len(re.findall(r"[`:]{3,}\{exercise\}", text))
+               * MINUTES_PER_EXERCISE)
+    return math.ceil(minutes / 30) / 2
+
+
+def _myst_text(path: Path) -> str:
+    """A chapter's MyST text: the ``.md`` twin of a notebook where there is one, else the
+    notebook's cells written as MyST (code cells as ``code-cell`` blocks)."""
+    if path.with_suffix(".md").is_file():
+        return path.with_suffix(".md").read_text(encoding="utf-8")
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n\n".join("".join(c["source"]) if c["cell_type"] != "code"
+                        else "```{code-cell} ipython3\n" + "".join(c["source"]) + "\n```"
+                        for c in cells)
+
+
+class StudyTimes(SphinxDirective):
+    """The numbered chapters (``book/NN_*``) and their :func:`study_hours`, as a table."""
+
+    def run(self):
+        rows, total = [], 0.0
+        for doc in sorted(d for d in self.env.found_docs if re.fullmatch(r"book/\d\d_\w+", d)):
+            path = Path(self.env.doc2path(doc))
+            self.env.note_dependency(str(path))
+            text = _myst_text(path)
+            hours = study_hours(text)
+            total += hours
+            label = re.search(r"^\((ch-[\w-]+)\)=", text, flags=re.M)[1]
+            title = re.search(r"^# (.+)$", text, flags=re.M)[1].strip()
+            rows.append(f"| {{numref}}`%s <{label}>` | {title} | {hours:g} h |")
+        table = "\n".join(["| Chapter | | Study time |", "|---|---|---|", *rows,
+                           f"| | **All {len(rows)} chapters** | **{total:g} h** |"])
+        return self.parse_text_to_nodes(table)
+
+
 def _singlehtml_like_html(app):
     # myst-nb and sphinx-jupyterbook-latex give some of their nodes (hidden cells) visitors for
     # the html builder only; the singlehtml build that tools/pdf.py prints needs the same ones.
@@ -115,8 +214,29 @@ def _singlehtml_like_html(app):
         handlers.setdefault("singlehtml", {}).setdefault(node, visitors)
 
 
+#: The label of an assignment's exercise: ``a<assignment>-q<question>``.
+ASSIGNMENT_EXERCISE = re.compile(r"^a(\d+)-q(\d+)$")
+
+
+def _number_assignment_exercises(app, env):
+    # Runs after Sphinx has counted the figures (same event, later priority) and renumbers
+    # the assignments' exercises; returns the pages to write again.
+    changed = set()
+    for docname, kinds in env.toc_fignumbers.items():
+        numbers = kinds.get("exercise", {})
+        for node_id in numbers:
+            match = ASSIGNMENT_EXERCISE.match(node_id)
+            if match:
+                numbers[node_id] = (f"A{match[1]}", int(match[2]))
+                changed.add(docname)
+    return sorted(changed)
+
+
 def setup(app):
     register_plugin("pybtex.style.formatting", "author_year", AuthorYearStyle)
     app.add_directive("chapter-references", ChapterReferences)
+    app.add_directive("study-times", StudyTimes)
     app.connect("builder-inited", _singlehtml_like_html)
+    app.connect("builder-inited", _warn_unlinked)
+    app.connect("env-get-updated", _number_assignment_exercises, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

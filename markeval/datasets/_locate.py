@@ -10,7 +10,10 @@ Search order (first complete copy wins):
 3. the download cache, ``markeval.cache.cache_root()`` (``$MARKEVAL_CACHE`` or
    ``~/.cache/markeval``);
 4. a download from the public source into that cache, unless
-   ``MARKEVAL_OFFLINE=1``.
+   ``MARKEVAL_OFFLINE=1``. ``$MARKEVAL_DATA_MIRROR`` (a URL ending in ``/``) names a mirror of
+   the public sources' host laid out as they are (``<mirror>AIPHES/emnlp19-moverscore/master/
+   examples/data/tac.08.mds.gen.resp-pyr``): every download then comes from there, verified
+   against the same checksums (a course behind a firewall, or a test that serves the files).
 
 A candidate folder counts only when every file of the data set's manifest is
 there, so that an interrupted download is completed rather than trusted. The first
@@ -26,6 +29,7 @@ import dataclasses
 import hashlib
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 import warnings
 from pathlib import Path
@@ -36,6 +40,8 @@ from markeval.datasets._integrity import DataIntegrityError, file_problem
 from markeval.datasets._sources import SOURCES, Source
 
 _TIMEOUT_S = 60
+#: The environment variable naming a mirror of the sources' host (see the module notes).
+MIRROR_ENV = "MARKEVAL_DATA_MIRROR"
 _BLOCK = 1 << 16
 _PACKAGE_DIR = Path(__file__).resolve().parent
 # Folders whose every file matched its pinned SHA-256 in this process (sizes are re-checked).
@@ -172,7 +178,8 @@ def download(name: str, root: Path | None = None, *, base_url: str | None = None
         Data root; default :func:`cache_dir`.
     base_url : str, optional
         A mirror to download from instead of the public source (``https://``, or ``file://``
-        for a local folder laid out as the source).
+        for a local folder laid out as the source). Default: the public source, or its
+        path under ``$MARKEVAL_DATA_MIRROR`` when that is set.
     progress : bool, default True
         A tqdm bar (bytes) on stderr.
 
@@ -200,6 +207,11 @@ def download(name: str, root: Path | None = None, *, base_url: str | None = None
 
     progress = check_bool(progress, "progress")
     source = _source(name)
+    if base_url is None and os.environ.get(MIRROR_ENV):
+        mirror = os.environ[MIRROR_ENV]
+        if not mirror.endswith("/"):
+            raise ValueError(f"${MIRROR_ENV} must be a URL ending in '/', got {mirror!r}")
+        base_url = mirror + urllib.parse.urlsplit(source.base_url).path.lstrip("/")
     if base_url is not None:
         if not isinstance(base_url, str) or not base_url.endswith("/"):
             raise ValueError(f"base_url must be a URL string ending in '/', got {base_url!r}")

@@ -22,6 +22,7 @@ from markeval._checks import check_bool, check_number, check_seed
 from markeval.exercises import _describe as text
 from markeval.exercises._compare import close
 from markeval.exercises._describe import WIDTH
+from markeval.exercises._forbidden import forbidden_use
 
 # --- results ----------------------------------------------------------------------------------
 
@@ -168,6 +169,11 @@ class Question:
         Whether a failing function question shows the reference's output on the failing
         input (in the verdict and in :meth:`failing_case`). Never shown for a value question,
         nor for a case without arguments.
+    forbidden : sequence of str
+        For a question that asks for an implementation from scratch: qualified names of the
+        library functions the answer must not use (``"markeval.bleu"``). An answer that
+        calls one — directly, under an alias, through a helper or a lambda — fails without
+        running its cases (see :func:`markeval.exercises._forbidden.forbidden_use`).
 
     Examples
     --------
@@ -217,11 +223,20 @@ class Question:
       (no hints; call .solution() on this question)
     >>> ok = v.check(None)
     ○ Two plus two: not answered yet — replace None with your answer
+
+    A question that asks for an implementation from scratch:
+
+    >>> import markeval
+    >>> w = Question("BLEU", reference=lambda h, r: markeval.bleu(h, r).score,
+    ...              cases=[(["a cat"], [["a cat"]])], forbidden=["markeval.bleu"])
+    >>> ok = w.check(lambda h, r: markeval.bleu(h, r).score)
+    ✗ BLEU: uses markeval.bleu, which this question asks you to implement
+      (write it from the definitions; no hints; call .solution() on this question)
     """
 
     def __init__(self, title: str, *, reference=None, cases=None, expected=None, hints=(),
                  solution: str = "", rtol: float = 1e-9, atol: float = 1e-12, seed: int = 0,
-                 show_expected: bool = True):
+                 show_expected: bool = True, forbidden=()):
         if not isinstance(title, str) or not title.strip():
             raise ValueError(f"title must be a non-empty str, got {title!r}")
         if reference is None and expected is None:
@@ -239,6 +254,12 @@ class Question:
                             f"a function of an rng, got {type(cases).__name__}")
         if isinstance(hints, str):
             hints = (hints,)
+        if isinstance(forbidden, str) or not all(isinstance(f, str) for f in forbidden):
+            raise TypeError(f"Question {title!r}: forbidden must be a sequence of qualified "
+                            f"names like 'markeval.bleu', got {forbidden!r}")
+        if forbidden and reference is None:
+            raise ValueError(f"Question {title!r}: forbidden applies to function questions; "
+                             "a value cannot be inspected")
         rtol = check_number(rtol, f"Question {title!r}: rtol", minimum=0.0)
         atol = check_number(atol, f"Question {title!r}: atol", minimum=0.0)
         self.title = title
@@ -251,6 +272,7 @@ class Question:
         self.atol = atol
         self.seed = check_seed(seed)
         self.show_expected = check_bool(show_expected, f"Question {title!r}: show_expected")
+        self.forbidden = tuple(forbidden)
         self._next_hint = 0
         self._last_case = None
 
@@ -349,6 +371,12 @@ class Question:
                 text.verdict_head("✗", self.title, f"expected a function but got "
                                        f"{text.describe(answer, 40)}"),
                 "  (pass the function itself, without calling it)"])
+        used = forbidden_use(answer, self.forbidden) if self.forbidden else None
+        if used is not None:
+            return self._verdict(False, 0, None, [
+                text.verdict_head("✗", self.title,
+                                  f"uses {used}, which this question asks you to implement"),
+                self._pointer().replace("  (", "  (write it from the definitions; ", 1)])
         cases = self._cases()
         n = len(cases)
         names = None

@@ -143,10 +143,19 @@ class Assignment:
             "failed": [t.key for t in auto if t.key in self.results and not self.results[t.key]],
         }
 
-    def summary(self) -> dict:
-        """Print and return :meth:`score`: one line per question, then the totals."""
-        s = self.score()
-        print(f"Assignment {self.number}: {self.title}")
+    def report(self) -> list[dict]:
+        """One dict per question: ``key``, ``title``, ``kind``, ``points``, ``earned`` (None for
+        a written question) and ``status``: "passed", "failed", "not answered yet" (the
+        starter, untouched), "not checked" (no check ran) or "graded by hand".
+
+        Examples
+        --------
+        >>> from markeval.exercises.assignments import assignment
+        >>> assignment(1).report()[0]
+        {'key': 'q1', 'title': 'n-gram counts', 'kind': 'code', 'points': 10, 'earned': 0, \
+'status': 'not checked'}
+        """
+        rows = []
         for t in self.tasks:
             if not t.auto:
                 status = "graded by hand"
@@ -156,8 +165,19 @@ class Assignment:
                 status = "not answered yet"
             else:
                 status = "passed" if self.results[t.key] else "failed"
-            earned = (f"{t.points if self.results.get(t.key) else 0:>3}" if t.auto else "  ?")
-            print(f"  {t.key.upper():<4} {t.title:<38} {earned}/{t.points:<3} {status}")
+            earned = (t.points if self.results.get(t.key) else 0) if t.auto else None
+            rows.append({"key": t.key, "title": t.title, "kind": t.kind, "points": t.points,
+                         "earned": earned, "status": status})
+        return rows
+
+    def summary(self) -> dict:
+        """Print and return :meth:`score`: one line per question, then the totals."""
+        s = self.score()
+        print(f"Assignment {self.number}: {self.title}")
+        for row in self.report():
+            earned = "  ?" if row["earned"] is None else f"{row['earned']:>3}"
+            print(f"  {row['key'].upper():<4} {row['title']:<38} {earned}/{row['points']:<3} "
+                  f"{row['status']}")
         print(f"  auto-checked: {s['earned']}/{s['auto_points']} points; "
               f"written: {s['written_points']} points to grade by hand")
         return s

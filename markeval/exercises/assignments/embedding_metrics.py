@@ -139,23 +139,30 @@ def _segments() -> int:
     return A3_SEGMENTS[current_profile()]
 
 
+# What the from-scratch questions must not call.
+_GREEDY = ("markeval.greedy_match", "markeval.semantic.greedy.greedy_scores",
+           "markeval.semantic.greedy.match", "markeval.bertscore")
+_EMD = ("markeval.earth_movers_distance", "markeval.semantic.emd.optimal_flow",
+        "markeval.moverscore")
+
+
 def tasks() -> list[Task]:
     """The questions of Assignment 3, in order."""
     return [
         make_task("q1", "Cosine similarity matrix", 10, "code",
               reference=_cosine_reference, cases=lambda rng: _vector_cases(rng, False),
-              rtol=1e-7, atol=1e-9,
+              rtol=1e-7, atol=1e-9, forbidden=("markeval.semantic.greedy.unit_rows",),
               hints=["Normalise every ROW to unit length, then one matrix product.",
                      "The result has shape (len(X), len(Y))."]),
         make_task("q2", "Greedy matching (BERTScore)", 20, "code",
               reference=_greedy_reference, cases=lambda rng: _vector_cases(rng, True),
-              rtol=1e-7, atol=1e-9,
+              rtol=1e-7, atol=1e-9, forbidden=_GREEDY,
               hints=["Precision: each HYPOTHESIS token takes its best reference token "
                      "(a max over the reference axis), weighted by the hypothesis weights.",
                      "Every token is a candidate of the max, even one whose own weight is 0.",
                      "F = 2PR / (P + R), and 0 when P + R = 0."]),
         make_task("q3", "Earth Mover's Distance", 20, "code",
-              reference=_emd_reference, cases=_emd_cases, rtol=1e-6, atol=1e-9,
+              reference=_emd_reference, cases=_emd_cases, rtol=1e-6, atol=1e-9, forbidden=_EMD,
               hints=["Normalise a and b to sum 1 first.",
                      "A linear programme: minimise sum F*C subject to row sums a, column sums "
                      "b, F >= 0 (scipy.optimize.linprog with A_eq).",
@@ -169,6 +176,7 @@ def tasks() -> list[Task]:
         make_task("q4b", "Greedy vs EMD (explanation)", 5, "written"),
         make_task("q5", "Inverse document frequency", 15, "code",
               reference=_idf_reference, cases=_idf_cases, rtol=1e-9,
+              forbidden=("markeval.idf_weights",),
               hints=["df(w) counts DOCUMENTS that contain w at least once.",
                      "idf(w) = log((M + 1) / (df(w) + 1)) with M documents."]),
         make_task("q6", "idf on WMT17 (correlations)", 15, "value",

@@ -204,32 +204,42 @@ def _score_drops() -> dict:
     return {name: table[5][i] - table[1][i] for i, name in enumerate(_SCORE_NAMES)}
 
 
+# What the from-scratch questions must not call (Q6 may call markeval.mark_evaluate).
+_BALLS = ("markeval.geometry.knn_balls", "markeval.geometry.ball_membership",
+          "markeval.geometry.mutual_membership")
+_PETERSEN = (*_BALLS, "markeval.me_petersen", "markeval.mark_evaluate",
+             "markeval.mark_evaluate_from_balls", "markeval.lincoln_petersen")
+
+
 def tasks() -> list[Task]:
     """The questions of Assignment 4, in order."""
     return [
         make_task("q1", "k-NN radii", 10, "code",
-              reference=_radii_reference,
+              reference=_radii_reference, forbidden=_BALLS,
               cases=lambda rng: [(S, k) for S, _, k in _point_sets(rng, 14, grid=True)],
               hints=["The radius of x is the distance to its k-th nearest neighbour in its own "
                      "set, x itself excluded (a duplicate of x is a neighbour at distance 0).",
                      "Set the diagonal of the distance matrix to inf, sort each row, take "
                      "column k - 1; return distances, not squared distances."]),
         make_task("q2", "Inside any ball", 15, "code",
-              reference=_inside_reference,
+              reference=_inside_reference, forbidden=_BALLS,
               cases=lambda rng: [(Sp, S, k) for S, Sp, k in _point_sets(rng, 14, grid=True)],
               hints=["The balls are those of S (radii from S alone); the queries are Q.",
                      "Balls are closed: a point exactly on the boundary is inside."]),
         make_task("q3", "Petersen counts M, C, R", 15, "code",
               reference=_counts_reference, cases=lambda rng: _point_sets(rng, 14, grid=True),
+              forbidden=_PETERSEN,
               hints=["a = number of s' inside some ball of S; b = number of s inside some ball "
                      "of S'.",
                      "M = |S| + a, C = |S'| + b, R = a + b."]),
         make_task("q4", "ME from an estimate (Eq. 1)", 10, "code",
               reference=_me_score_reference, cases=_me_score_cases,
+              forbidden=("markeval.me_score",),
               hints=["Eq. 1 as printed uses max; the erratum is min: 1 - min(|P̂ - P| / P, 1).",
                      "The score is always in [0, 1]."]),
         make_task("q5", "ME_Petersen", 15, "code",
               reference=_petersen_reference, cases=_petersen_cases,
+              forbidden=(*_PETERSEN, "markeval.me_score"),
               hints=["P̂ = M C / R, P = |S| + |S'|.",
                      "R = 0 (nothing recaptured) means P̂ = inf and a score of 0."]),
         make_task("q6", "Mode-collapse study", 20, "code",

@@ -13,6 +13,14 @@ NUMBER = 1
 TITLE = "n-gram metrics from scratch"
 A1_SYSTEM = "uedin-nmt.4723"  #: the WMT17 de-en system of the tokenisation question
 
+# What the from-scratch questions must not call (Q8 may call markeval.bleu).
+_NGRAMS = ("markeval.ngram_counts", "markeval.text.ngrams")
+_BLEU = (*_NGRAMS, "markeval.bleu", "markeval.sentence_bleu", "markeval.bleu_statistics",
+         "markeval.bleu_from_statistics", "markeval.sentence_bleu_scores")
+_GLEU = (*_NGRAMS, "markeval.gleu", "markeval.sentence_gleu", "markeval.gleu_statistics",
+         "markeval.gleu_from_statistics", "markeval.sentence_gleu_scores")
+_TOKENIZE = ("markeval.tokenize", "markeval.text.tokenize_many")
+
 
 def _ngram_cases(rng):
     cases = [(["a"], 2), ([], 1), (["a", "b", "a", "b"], 2), (["x"] * 5, 3)]
@@ -140,27 +148,27 @@ def tasks() -> list[Task]:
         make_task("q1", "n-gram counts", 10, "code",
               reference=lambda tokens, n: Counter(tuple(tokens[i:i + n])
                                                   for i in range(len(tokens) - n + 1)),
-              cases=_ngram_cases,
+              cases=_ngram_cases, forbidden=_NGRAMS,
               hints=["A sentence of L tokens has max(0, L - n + 1) n-grams of order n.",
                      "Counter(tuple(tokens[i:i + n]) for i in ...) counts them."]),
         make_task("q2", "Clipped n-gram matches", 15, "code",
-              reference=_clip_reference, cases=_clip_cases,
+              reference=_clip_reference, cases=_clip_cases, forbidden=_BLEU,
               hints=["Clip each hypothesis n-gram at its largest count in ONE reference.",
                      "The maximum is over references, the minimum is with the hypothesis count; "
                      "summing over references over-credits repeated words.",
                      "The second number is the number of hypothesis n-grams, clipped or not."]),
         make_task("q3", "Closest reference length", 10, "code",
-              reference=_ref_len_reference, cases=_ref_len_cases,
+              reference=_ref_len_reference, cases=_ref_len_cases, forbidden=_BLEU,
               hints=["Minimise |r - c| over the reference lengths.",
                      "On a tie (one shorter, one longer by the same amount) take the shorter."]),
         make_task("q4", "Brevity penalty", 5, "code",
-              reference=_bp_reference,
+              reference=_bp_reference, forbidden=_BLEU,
               cases=lambda rng: [(0, 5), (5, 5), (6, 5), (1, 30)] + [
                   (int(rng.integers(0, 40)), int(rng.integers(1, 40))) for _ in range(20)],
               hints=["1 when c > r, exp(1 - r/c) otherwise.",
                      "An empty hypothesis gets 0, the limit of exp(1 - r/c) as c -> 0."]),
         make_task("q5", "Corpus BLEU", 20, "code",
-              reference=_corpus_reference, cases=_corpus_cases, rtol=1e-7,
+              reference=_corpus_reference, cases=_corpus_cases, rtol=1e-7, forbidden=_BLEU,
               hints=["Sum matches and totals over the corpus BEFORE dividing; do not average "
                      "sentence scores.",
                      "references[i] is the LIST of references of hypotheses[i].",
@@ -168,13 +176,13 @@ def tasks() -> list[Task]:
                      "lengths; a zero precision makes the score 0.",
                      "Return 100 * BP * exp(mean of log p_n)."]),
         make_task("q6", "Sentence GLEU", 15, "code",
-              reference=_gleu_reference, cases=_gleu_cases,
+              reference=_gleu_reference, cases=_gleu_cases, forbidden=_GLEU,
               hints=["For one reference: m / max(h, r), with m the clipped matches of orders 1-4 "
                      "and h, r the n-gram totals of hypothesis and reference.",
                      "With several references keep the best score; a pair with no n-grams at "
                      "all scores 0."]),
         make_task("q7", "13a tokenizer", 15, "code",
-              reference=_13a_reference, cases=_13a_cases,
+              reference=_13a_reference, cases=_13a_cases, forbidden=_TOKENIZE,
               hints=["Unescape only &quot; &amp; &lt; &gt; (not &apos;), then pad ASCII "
                      "punctuation and symbols other than . , ' - with spaces.",
                      "A period or comma is split off unless it has a digit on BOTH sides; a dash "

@@ -4,20 +4,27 @@ The build reads the executed notebooks (:func:`tools.jupyter_book.from_notebooks
 executes every chapter once in the same ``make test`` run, so a cell error fails there, and
 a broken cross-reference, a missing citation or output on stderr fails here. (``make book``
 executes the chapters from their sources for the published pages.) Then headless Chromium opens
-each page from disk (no network) and checks what a reader sees (``tools.browser.inspect_page``):
-equations typeset, figures loaded and sharp, no output or table wider than the text column, no
-test-harness markers, no solutions in the public assignments; and the whole book prints to
-the PDF that the download button offers.
+each page from disk (no network) at each common window width (``tools.browser.WIDTHS``: 1280,
+1440 and 1920 px) and checks what a reader sees (``tools.browser.inspect_page``): equations
+typeset, figures loaded and sharp, nothing that scrolls sideways or reaches past the text
+column (code, outputs, tables, equations, and the contents of collapsed blocks, opened first),
+one search box, no test-harness markers, no solutions in the public assignments. And the whole
+book prints to the PDF that the download button offers (``tools.pdf``): a title page and
+contents, bookmarks for every part and chapter, page numbers and labels that agree, nothing
+interactive, and nothing wider than the page in the print layout.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 
 import pytest
 import yaml
 
-from tools.browser import WINDOW, inspect_page, make_driver
+from tools.browser import (MIN_FIGURE_TEXT_PX, WIDTHS, inspect_page, make_driver,
+                           small_svg_text)
 from conftest import REPO, chapter_sources, toc_files
 from tools import jupyter_book
 from tools import pdf as build_pdf
@@ -79,13 +86,15 @@ def _pages():
     return [stem for stem in toc_files() if not stem.endswith("bibliography")]
 
 
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("stem", _pages())
-def test_page_reads_well(built_book, browser, stem):
-    """What a reader sees: typeset math, sharp figures, nothing wider than the column."""
+def test_page_reads_well(built_book, browser, stem, width):
+    """What a reader sees: typeset math, sharp figures, nothing wider than the column, at each
+    common window width, with every collapsed block opened."""
     source = (REPO / f"{stem}.md")
     source = source if source.is_file() else REPO / f"{stem}.ipynb"
     has_math = bool(re.search(r"\$\$|(?<!\\)\$[^$\n]+\$", source.read_text(encoding="utf-8")))
-    seen = inspect_page(browser, built_book / f"{stem}.html")
+    seen = inspect_page(browser, built_book / f"{stem}.html", width)
     if has_math:  # Sphinx only adds MathJax to pages that contain math
         assert seen["mathjax"], f"{stem}: MathJax did not load"
         assert seen["typeset"] > 0, f"{stem}: no equation was typeset"
@@ -94,9 +103,10 @@ def test_page_reads_well(built_book, browser, stem):
     assert not seen["broken"], f"{stem}: figures failed to load: {seen['broken']}"
     assert not seen["blurry"], f"{stem}: figures blurry on a high-DPI screen: {seen['blurry']}"
     assert not seen["scrolling"], (
-        f"{stem}: code, output blocks or tables wider than the text column at "
-        f"{WINDOW[0]} px: {seen['scrolling']}")
+        f"{stem}: wider than the {seen['column']}-px text column at {width} px (scrolls "
+        f"sideways, is cut off or runs past it): {seen['scrolling']}")
     assert not seen["nbval"], f"{stem}: test-harness markers shown: {seen['nbval']}"
+    assert seen["searchBoxes"] == 1, f"{stem}: {seen['searchBoxes']} search boxes at {width} px"
 
 
 @pytest.mark.parametrize("stem", [s for s in _pages() if "/student/" in s])
@@ -117,16 +127,156 @@ def test_public_book_has_no_instructor_pages():
         f"the public Assignments part must list the student notebooks: {assignments}")
 
 
-def test_pdf_of_the_whole_book(built_book, browser):
-    """`make book` prints the single-page build to a PDF that the download button links to."""
+@pytest.fixture(scope="module")
+def printed_book(built_book):
+    """The single-page build printed to the PDF of ``make book``; the browser that printed it
+    stays open on the page as printed (title page, contents, solutions open, fitted)."""
     page = build_pdf.build_single_page(REPO, from_notebooks=True)
-    pdf = build_pdf.print_pdf(page, built_book / build_pdf.PDF_NAME)
-    data = pdf.read_bytes()
-    assert data.startswith(b"%PDF"), "not a PDF"
-    pages = len(re.findall(rb"/Type\s*/Page(?!s)", data))
-    assert pages > 100, f"the book's PDF has only {pages} pages"
+    try:
+        driver = make_driver(timeout=build_pdf.TYPESET_TIMEOUT_S)
+    except RuntimeError as err:
+        pytest.fail(str(err))
+    try:
+        pdf = build_pdf.print_pdf(page, built_book / build_pdf.PDF_NAME, driver=driver)
+        yield pdf, driver
+    finally:
+        driver.quit()
+
+
+def _outline(reader) -> list[tuple[int, str, int]]:
+    """(depth, title, page index) of every bookmark, in order."""
+    found = []
+
+    def walk(items, depth):
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+            else:
+                found.append((depth, item.title, reader.get_destination_page_number(item)))
+
+    walk(reader.outline, 0)
+    return found
+
+
+def _page_title(stem: str) -> str:
+    path = REPO / f"{stem}.md"
+    if path.is_file():
+        text = path.read_text(encoding="utf-8")
+    else:
+        cells = json.loads((REPO / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return re.search(r"^# (.+)$", text, flags=re.M)[1].strip()
+
+
+def test_pdf_has_bookmarks_for_every_part_chapter_and_section(printed_book):
+    from pypdf import PdfReader
+
+    reader = PdfReader(printed_book[0])
+    outline = _outline(reader)
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    parts = {title for depth, title, _ in outline if depth == 0}
+    for part in toc["parts"]:
+        if "caption" in part:
+            assert part["caption"] in parts, f"no bookmark for the part {part['caption']!r}"
+    pages = [title for depth, title, _ in outline if depth == 1]
+    for stem in toc_files()[1:]:
+        title = _page_title(stem)
+        assert any(t == title or re.fullmatch(rf"\d+\. {re.escape(title)}", t) for t in pages), (
+            f"no bookmark for {stem} ({title!r}); chapter bookmarks: {pages}")
+    assert sum(depth == 2 for depth, _, _ in outline) > 5 * len(pages), "section bookmarks missing"
+    where = [page for _, _, page in outline]
+    assert where == sorted(where), "bookmarks out of reading order"
+
+
+def _foot(page) -> str:
+    """The text a PDF page draws in its bottom margin (below 15 mm; the margin is 20 mm)."""
+    parts = []
+
+    def visit(text, cm, tm, font, size):
+        y = tm[5] * cm[3] + cm[5]  # the text position in page space (no rotation here)
+        if text.strip() and y < 15 / 25.4 * 72:
+            parts.append(text.strip())
+
+    page.extract_text(visitor_text=visit)
+    return " ".join(parts)
+
+
+def test_pdf_page_numbers_and_labels_agree(printed_book):
+    """The title page and the contents are labelled i, ii, ... and print no number; the book
+    proper is labelled 1, 2, ..., and each page prints its label at its foot."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(printed_book[0])
+    labels = reader.page_labels
+    assert len(reader.pages) > 100, f"the book's PDF has only {len(reader.pages)} pages"
+    front = labels.index("1")
+    assert front >= 2, "no title page and contents before page 1"
+    assert labels[:front] == ["i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x",
+                              "xi", "xii"][:front]
+    assert labels[front:] == [str(n) for n in range(1, len(labels) - front + 1)]
+    for index in range(front):
+        assert _foot(reader.pages[index]) == "", f"front page {index + 1} prints a number"
+    for index in sorted({front, front + 1, len(labels) // 2, len(labels) - 1}):
+        assert _foot(reader.pages[index]) == labels[index], (
+            f"page {index + 1} (label {labels[index]}) prints {_foot(reader.pages[index])!r}")
+    width, height = (float(v) for v in reader.pages[front].mediabox[2:])
+    assert abs(width - 595.3) < 1 and abs(height - 841.9) < 1, "pages are not A4"
+
+
+def test_pdf_contents_give_the_pages_of_the_chapters(printed_book):
+    """The page numbers in the contents are those where the bookmarks point."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(printed_book[0])
+    labels = reader.page_labels
+    contents = unicodedata.normalize(  # NFKC undoes the ligatures of the PDF's text ("ﬁ")
+        "NFKC", "\n".join(reader.pages[i].extract_text() for i in range(labels.index("1"))))
+    chapters = [(title, labels[page]) for depth, title, page in _outline(reader)
+                if depth == 1 and re.match(r"\d+\. ", title)]
+    assert len(chapters) >= 18, chapters
+    for title, label in chapters:
+        words = r"\s+".join(re.escape(word) for word in title.split())
+        match = re.search(words + r"[\s.]*?(\d+)\s*$", contents, flags=re.M)
+        assert match, f"{title!r} is not in the contents"
+        assert match[1] == label, f"contents say {title!r} is on page {match[1]}, it is on {label}"
+
+
+def test_print_layout_fits_the_page(printed_book):
+    """Chromium's print layout (print media, a page's text width): nothing reaches past the
+    page, scrolls or is cut off, and nothing for clicking is left."""
+    driver = printed_book[1]
+    wide = build_pdf.wider_than_the_page(driver)
+    assert not wide, f"{len(wide)} elements wider than the page: {wide[:10]}"
+    with build_pdf.print_layout(driver):
+        widgets = driver.execute_script(
+            "return Array.from(document.querySelectorAll('button, summary, input, select, "
+            "nav, .toggle-button, .bd-sidebar-primary, .bd-sidebar-secondary'))"
+            ".filter(e => e.getClientRects().length > 0)"
+            ".map(e => e.tagName.toLowerCase() + ' ' + e.textContent.trim().slice(0, 40));")
+    assert not widgets, f"interactive widgets printed: {widgets[:10]}"
+
+
+def test_pdf_is_offered_for_download(printed_book, built_book, browser):
+    """`make book` prints the single-page build to a PDF that the download button links to."""
+    assert printed_book[0].read_bytes().startswith(b"%PDF"), "not a PDF"
     browser.get((built_book / "book" / "index.html").as_uri())
     links = browser.execute_script(
         "return Array.from(document.querySelectorAll('.dropdown-download-buttons a'))"
         ".map(a => a.href)")
     assert any(link.endswith("/" + build_pdf.PDF_NAME) for link in links), links
+
+
+@pytest.mark.parametrize("stem", _pages())
+def test_figure_text_is_legible(built_book, browser, stem):
+    """Legends, tick labels and axis labels of every SVG figure are at least
+    MIN_FIGURE_TEXT_PX high as shown in the narrowest common window: each text's size inside
+    the SVG, times the figure's displayed width over its own (viewBox) width."""
+    page = built_book / f"{stem}.html"
+    if ".svg" not in page.read_text(encoding="utf-8"):
+        pytest.skip("no SVG figure on this page")
+    width = min(WIDTHS)
+    seen = inspect_page(browser, page, width)
+    assert seen["svgFigures"], f"{stem}: the page names an SVG but shows no SVG figure"
+    small = small_svg_text(seen)
+    assert not small, (f"{stem}: figure text under {MIN_FIGURE_TEXT_PX:g} px in a {width}-px "
+                       f"window: {small}")

@@ -189,6 +189,34 @@ def test_check_slice_recomputes_and_catches_drift(toy):
         results.load_rows("toy", "full")
 
 
+def test_provenance_summary_says_how_the_numbers_were_made(toy):
+    out = toy / "out"
+    run.run_stage(_toy(), "ci", out, cache_root=toy / "cache", progress=False)
+    run.write_comparison(out)
+    recorded = results.load_provenance("toy", "ci")
+    text = results.provenance_summary({"toy": "ci"}, check={"toy": "ci"}, notes=["cached"])
+    lines = text.splitlines()
+    assert lines[0] == "- **`toy`**: toy stage"
+    assert lines[1].startswith("  - the `ci` run: 4 units, ")
+    assert lines[2] == f"  - machine: {recorded['machine']}"
+    assert lines[3].startswith(f"  - commit `{recorded['commit'][:10]}`")
+    assert lines[4] == f"  - command: `{recorded['command']}`"
+    assert lines[5].endswith("2 numbers of 1 unit of `toy` at the `ci` sizes, all equal: True")
+    assert lines[6] == "- cached"
+    rows = run.read_rows(out, "toy")
+    rows.loc[(rows["unit"] == "b") & (rows["metric"] == "n"), "value"] += 1e-6
+    rows.to_csv(out / "toy.csv", index=False)
+    assert results.provenance_summary({"toy": "ci"}, check={"toy": "ci"}).endswith(
+        "all equal: False")
+    data, metadata = results.provenance_box({"toy": "ci"})._repr_mimebundle_()
+    assert data["text/markdown"] == results.provenance_summary({"toy": "ci"})
+    assert metadata == {"scrapbook": {"name": "provenance", "mime_prefix": ""}}
+    with pytest.raises(ValueError, match="shown must name at least one stage"):
+        results.provenance_summary({})
+    with pytest.raises(LookupError, match="no provenance for stage 'toy' in profile 'full'"):
+        results.provenance_summary({"toy": "full"})
+
+
 def test_results_download_from_a_url(toy, monkeypatch):
     run.run_stage(_toy(), "ci", toy / "published", cache_root=toy / "cache", progress=False)
     run.write_comparison(toy / "published")

@@ -6,6 +6,7 @@ jupyter-book), which the package does not declare. Run them from the repository 
 ``book/student/``), ``python -m tools.student_edition _build/student`` (``make student``) and
 ``python -m tools.instructor_edition`` (``make instructor``), ``python -m tools.course``
 (``make course``: an nbgrader course folder from the instructor notebooks), ``python -m
-tools.pdf`` (the book's PDF, part of ``make book``) and ``python -m tools.check_pages STEM`` (a
-quick look at built pages in headless Chromium, :mod:`tools.browser`).
+tools.pdf`` (the book's PDF, part of ``make book``), ``python -m tools.chapter_map --write`` (the
+chapter dependency map of the course page) and ``python -m tools.check_pages STEM`` (a quick look
+at built pages in headless Chromium, :mod:`tools.browser`).
 """

@@ -3,9 +3,12 @@
 ``python -m tools.check_pages 12_mark_evaluate [13_sensitivity ...]`` copies the book into
 ``_build/check_pages`` with every chapter taken from its committed, executed ``.ipynb``, builds
 it without executing anything (about 20 s, against many minutes for ``make book``), then opens
-the named pages in headless Chromium and prints what :func:`tools.browser.inspect_page` finds:
-output blocks or tables wider than the text column, blurry or broken figures, raw TeX,
-test-harness markers. ``--shots`` also saves a full-length screenshot of each page.
+the named pages in headless Chromium at each common window width (1280, 1440 and 1920 px;
+``--width`` picks one) and prints what :func:`tools.browser.inspect_page` finds: anything that
+scrolls sideways or runs past the text column (collapsed blocks opened), blurry or broken
+figures, raw TeX, test-harness markers, more or fewer than one search box; and, as notes, text
+in SVG figures smaller than 9 px as shown. ``--shots`` also saves a full-length screenshot of
+each page at each width.
 The full check of every page is ``tests/test_book_build.py``. Book tooling, not library code.
 """
 
@@ -19,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from tools import jupyter_book
-from tools.browser import inspect_page, make_driver, screenshot
+from tools.browser import WIDTHS, inspect_page, make_driver, screenshot, small_svg_text
 
 REPO = Path(__file__).resolve().parents[1]
 PROBLEMS = ("broken", "blurry", "scrolling", "nbval", "solutionMarkers")
@@ -58,6 +61,8 @@ def main(argv=None) -> int:
     parser.add_argument("stems", nargs="+", help="pages under book/, e.g. 12_mark_evaluate")
     parser.add_argument("--out", type=Path, default=REPO / "_build" / "check_pages")
     parser.add_argument("--shots", action="store_true", help="save full-page screenshots")
+    parser.add_argument("--width", type=int, choices=WIDTHS, action="append",
+                        help="a window width to check (default: all of them)")
     args = parser.parse_args(argv)
     out = prepare(args.out.resolve())
     warnings = build(out)
@@ -72,20 +77,31 @@ def main(argv=None) -> int:
                 print(f"{stem}: no such page")
                 failed += 1
                 continue
-            seen = inspect_page(driver, page)
-            problems = [(k, item) for k in PROBLEMS for item in seen[k]]
-            if seen["rawDisplay"] or seen["rawInline"]:
-                problems.append(("raw TeX", f"{seen['rawDisplay']} $$, {seen['rawInline']} \\("))
-            print(f"{stem}: {seen['images']} figures, " + ("OK" if not problems else
-                                                            f"{len(problems)} problems"))
-            for kind, item in problems:
-                print(f"   {kind}: {item}")
-            failed += bool(problems)
-            if args.shots:
-                print("   screenshot:", screenshot(driver, page, out / "shots" / f"{stem}.png"))
+            for width in args.width or WIDTHS:
+                failed += _report(driver, stem, page, width)
+                if args.shots:
+                    shot = out / "shots" / f"{stem}-{width}.png"
+                    print("   screenshot:", screenshot(driver, page, shot, width))
     finally:
         driver.quit()
     return 1 if failed else 0
+
+
+def _report(driver, stem: str, page: Path, width: int) -> bool:
+    """Print what a reader meets on ``page`` at ``width``; True if anything is wrong."""
+    seen = inspect_page(driver, page, width)
+    problems = [(k, item) for k in PROBLEMS for item in seen[k]]
+    if seen["rawDisplay"] or seen["rawInline"]:
+        problems.append(("raw TeX", f"{seen['rawDisplay']} $$, {seen['rawInline']} \\("))
+    if seen["searchBoxes"] != 1:
+        problems.append(("search boxes", seen["searchBoxes"]))
+    print(f"{stem} at {width} px ({seen['column']}-px column): {seen['images']} figures, "
+          + ("OK" if not problems else f"{len(problems)} problems"))
+    for kind, item in problems:
+        print(f"   {kind}: {item}")
+    for note in small_svg_text(seen):
+        print(f"   note, small figure text: {note}")
+    return bool(problems)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 import urllib.request
 from pathlib import Path
 
@@ -21,8 +24,9 @@ from markeval.cache import atomic_write, cache_root
 from markeval.reproduce.run import compute_units, read_rows
 from markeval.reproduce.stages import get_stage
 
-__all__ = ["RESULTS_URL", "cached_files", "check_slice", "encoder_gaps", "load_comparison",
-           "load_provenance", "load_rows", "results_dir", "shown_profile"]
+__all__ = ["RESULTS_URL", "GluedMarkdown", "cached_files", "check_slice", "encoder_gaps",
+           "load_comparison", "load_provenance", "load_rows", "provenance_box",
+           "provenance_summary", "results_dir", "shown_profile"]
 
 #: Where the committed results are published (the repository's ``book/results``).
 RESULTS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/book/results/"
@@ -214,3 +218,125 @@ def check_slice(stage: str, profile: str = "ci", units=None, *,
             raise AssertionError(f"stage {stage!r}: column {column!r} differs from the "
                                  "committed rows (rows in another order or other labels)")
     return pd.concat(out, ignore_index=True).drop(columns="profile")
+
+
+def _duration(seconds: float) -> str:
+    """``'42 s'``, ``'17 min'``, ``'1 h 50 min'``: a compute time at the precision that matters."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 90 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def _commit(commit: str) -> str:
+    head, _, dirty = commit.partition("+")
+    return f"`{head[:10]}`" + (f" ({dirty})" if dirty else "")
+
+
+def provenance_summary(shown: Mapping[str, str], check: Mapping[str, str] | None = None, *,
+                       units: Mapping[str, Sequence[str]] | None = None,
+                       notes: Sequence[str] = ()) -> str:
+    """How the committed numbers a page shows were made, as Markdown for the page's collapsed
+    "How these numbers were made" box.
+
+    One item per committed run the page shows: the stage and what it reproduces, the profile,
+    its units, their compute time (added up over the units, however many runs or workers
+    computed them), the machine, the commit, when it finished and the command. Then, for each
+    stage of ``check``, the live recompute check: :func:`check_slice` runs now and the box
+    says how many numbers it recomputed and whether all equal the committed ones.
+
+    Parameters
+    ----------
+    shown : mapping of str to str
+        ``{stage: profile}``: the committed runs the page shows (profile ``'full'`` or
+        ``'ci'``, e.g. from :func:`shown_profile`).
+    check : mapping of str to str, optional
+        ``{stage: profile}``: the stages to recompute a slice of now, and in which profile.
+    units : mapping of str to sequence of str, optional
+        ``{stage: units}``: the units to recompute for a stage of ``check`` instead of its
+        check units.
+    notes : sequence of str, optional
+        Further items of the list (Markdown), such as what a cached input of the run cost.
+
+    Returns
+    -------
+    str
+        MyST Markdown, a list; :func:`provenance_box` shows it in a chapter.
+
+    Examples
+    --------
+    >>> text = provenance_summary({"tac_rouge": "full"})
+    >>> print(text.splitlines()[0])
+    - **`tac_rouge`**: MoverScore Table 2, ROUGE-1/2 rows (TAC 2008, 2009)
+    """
+    if not shown:
+        raise ValueError("shown must name at least one stage, got an empty mapping")
+    lines = []
+    for stage, profile in shown.items():
+        run = load_provenance(stage, profile)
+        lines += [f"- **`{stage}`**: {get_stage(stage).title}",
+                  f"  - the `{profile}` run: {run['units']} units, "
+                  f"{_duration(run['cold_compute_s'])} of compute (the units' times added up)",
+                  f"  - machine: {run['machine']}",
+                  f"  - commit {_commit(run['commit'])}, finished "
+                  f"{run['finished'][:16].replace('T', ' ')} UTC",
+                  f"  - command: `{run['command']}`"]
+    for stage, profile in (check or {}).items():
+        chosen = (units or {}).get(stage)
+        checked = check_slice(stage, profile, chosen)
+        call = f"check_slice({stage!r}, {profile!r}{', units' if chosen is not None else ''})"
+        n_units = checked["unit"].nunique()
+        lines.append(
+            f"- **Recomputed now**, while this page was executed (`{call}`): {len(checked)} "
+            f"numbers of {n_units} unit{'s' * (n_units != 1)} of `{stage}` at the `{profile}` "
+            f"sizes, all equal: {bool(checked['equal'].all())}")
+    lines += [f"- {note}" for note in notes]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class GluedMarkdown:
+    """Markdown that a notebook shows as a cell's output and that MyST-NB also keeps under
+    ``name``, so that a book page can paste it elsewhere with ``{glue:md}`` — the output of
+    ``myst_nb.glue(name, Markdown(markdown), display=True)``, without needing MyST-NB where
+    no book is built (Colab shows the Markdown in place).
+
+    Examples
+    --------
+    >>> data, metadata = GluedMarkdown("note", "*hello*")._repr_mimebundle_()
+    >>> data["text/markdown"], metadata
+    ('*hello*', {'scrapbook': {'name': 'note', 'mime_prefix': ''}})
+    """
+
+    name: str
+    markdown: str
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        # the plain-text form keeps the lines of a printed output within 100 characters
+        plain = "\n".join(textwrap.fill(line, 100, subsequent_indent=" " * (
+            len(line) - len(line.lstrip(" -")) or 2)) for line in self.markdown.splitlines())
+        return ({"text/markdown": self.markdown, "text/plain": plain},
+                {"scrapbook": {"name": self.name, "mime_prefix": ""}})
+
+
+def provenance_box(shown: Mapping[str, str], check: Mapping[str, str] | None = None, *,
+                   units: Mapping[str, Sequence[str]] | None = None, notes: Sequence[str] = (),
+                   name: str = "provenance") -> GluedMarkdown:
+    """The content of a chapter's collapsed "How these numbers were made" box.
+
+    :func:`provenance_summary` of ``shown``, ``check``, ``units`` and ``notes``, as the output
+    of the cell that returns it, kept under ``name`` for the page. In a chapter, the cell is
+    tagged ``remove-cell`` (and ``nbval-check-output``, so that nbval compares the recompute
+    check) and the box pastes it::
+
+        ````{admonition} How these numbers were made
+        :class: dropdown
+
+        ```{glue:md} provenance
+        :format: myst
+        ```
+        ````
+
+    Where no book is built (Colab), the cell shows the same text in place.
+    """
+    return GluedMarkdown(name, provenance_summary(shown, check, units=units, notes=notes))

@@ -35,8 +35,8 @@ from markeval.reproduce.stages import all_stages
 from markeval.cache import atomic_write
 from markeval.reproduce.store import FLOAT_FORMAT, UnitStore
 
-__all__ = ["RESULT_FLOAT_FORMAT", "StageRun", "UnitsInterrupted", "compute_units", "read_rows",
-           "run_stage", "write_comparison"]
+__all__ = ["RESULT_FLOAT_FORMAT", "StageRun", "UnitsInterrupted", "commit", "compute_units",
+           "machine", "read_rows", "run_stage", "write_comparison"]
 
 #: Committed result files keep 12 significant digits: exact enough to compare, short to diff.
 RESULT_FLOAT_FORMAT = "%.12g"
@@ -116,7 +116,7 @@ def _compute_into(store, stage: Stage, settings: dict, unit: str) -> None:
     rows = stage.compute(unit, settings)
     finished = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     store.put(unit, rows, seconds=time.perf_counter() - start,
-              provenance={"commit": _commit(), "machine": _machine(), "finished": finished})
+              provenance={"commit": commit(), "machine": machine(), "finished": finished})
 
 
 def _compute_into_store(stage: Stage, profile: str, settings: dict, unit: str,
@@ -141,7 +141,9 @@ class _MemoryStore:
         self._units[unit] = rows.to_csv(index=False, float_format=FLOAT_FORMAT), seconds
 
 
-def _commit() -> str:
+def commit() -> str:
+    """The git commit of this checkout, with "+uncommitted changes in markeval/" when the
+    library differs from it; "unknown" outside a git checkout."""
     root = Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
@@ -153,7 +155,8 @@ def _commit() -> str:
     return head + ("+uncommitted changes in markeval/" if dirty else "")
 
 
-def _machine() -> str:
+def machine() -> str:
+    """The machine in one line: cores, CPU model, operating system and kernel."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -207,7 +210,7 @@ def _record(run: StageRun, settings: dict, out: Path, units: dict[str, dict]) ->
     """Update ``provenance.json`` and ``timings.csv`` after a run; ``units``: each unit's own
     provenance (commit, machine, when it finished) as its store recorded it."""
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    common = {"commit": _commit(), "machine": _machine(),
+    common = {"commit": commit(), "machine": machine(),
               "command": " ".join(shlex.quote(a) for a in ["python", "-m", "markeval.reproduce",
                                                            *sys.argv[1:]]),
               "finished": now}

@@ -8,9 +8,12 @@ closed ball reaching to its ``k``-th nearest neighbour in the same set. Then
 * **recall** = share of reference points inside at least one ball of the candidate set
   (does the candidate set cover the reference?).
 
-The paper uses ``k = 3``. All ball tests are exact and run in row blocks through
+The paper uses ``k = 3``. All ball tests are exact and run in tiles through
 :mod:`markeval.geometry` (three passes: each set against itself for the radii, then one shared
-pass over the cross distances for both directions).
+pass over the cross distances for both directions); ``neighbours="index"`` takes them from a
+neighbour index instead (:mod:`markeval.geometry.index`), and the result's
+``neighbour_report`` says how many balls were certified and what an audit against exact
+distances found. The realism scores are always computed from all distances.
 
 The *realism score* of a candidate ``x`` (the paper's Sec. 5) is
 ``max_j r_j / ‖x − r_j‖`` over reference points ``r_j`` with ball radius ``r_j``: above 1
@@ -30,7 +33,7 @@ import numpy as np
 
 from markeval._checks import check_bool, check_embeddings, check_same_dim
 from markeval._signature import make_signature
-from markeval.geometry import knn_balls, mutual_membership, sq_distance_blocks
+from markeval.geometry import NeighbourReport, knn_balls, mutual_balls, sq_distance_blocks
 from markeval._result import alias
 
 __all__ = ["IPRResult", "improved_precision_recall", "realism_scores"]
@@ -51,6 +54,8 @@ class IPRResult:
     realism : tuple of float or None
         Per-candidate realism scores when asked for (``realism=True``), else None.
     signature : str
+    neighbour_report : NeighbourReport or None
+        How ``neighbours="index"`` decided the balls (None: the exact path).
     score : float
         :attr:`precision`, the result protocol's headline. One number has to be chosen, and
         precision is the quality half (are the candidates realistic?), the one the paper's
@@ -70,6 +75,7 @@ class IPRResult:
     n_candidate: int
     realism: tuple[float, ...] | None
     signature: str
+    neighbour_report: NeighbourReport | None = None
 
     score = alias("precision")
 
@@ -122,9 +128,9 @@ def realism_scores(reference, candidate, k: int = 3, *, backend: str = "numpy", 
 
 
 def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool = False,
-                              backend: str = "numpy", device=None, dtype: str = "float64",
-                              block_size: int | None = None,
-                              progress: bool = True) -> IPRResult:
+                              backend: str = "numpy", device=None, dtype: str | None = None,
+                              block_size: int | None = None, progress: bool = True,
+                              neighbours="exact", n_jobs: int | None = 1) -> IPRResult:
     """Improved precision and recall of ``candidate`` against ``reference`` (k-NN balls).
 
     Parameters
@@ -135,8 +141,16 @@ def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool
         Neighbour rank that sets each ball's radius (the paper's default).
     realism : bool, default False
         Also return each candidate's realism score.
-    backend, device, dtype, block_size
+    backend, device, block_size
         Passed to :mod:`markeval.geometry`; the counts are exact on every backend.
+    dtype : {None, "float32", "float64"}
+        Arithmetic of the distance tiles; None: geometry's default (float32) for the ball
+        counts (exact either way) and float64 for the realism scores (approximate values).
+    neighbours : {"exact", "index"} or geometry.IndexSettings, default "exact"
+        ``"index"``: the ball counts from a neighbour index (see the module docstring).
+    n_jobs : int or None, default 1
+        Exact path only: run the distance tiles as tasks (local processes, or a Dask cluster
+        inside ``joblib.parallel_config(backend="dask")``); the same result.
     progress : bool, default True
         Show a progress bar for each pass over the distances.
 
@@ -159,22 +173,25 @@ def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool
     >>> r.signature  # doctest: +ELLIPSIS
     'ipr|k:1|version:...'
     """
-    ref, cand = _check_sets(reference, candidate)
     realism = check_bool(realism, "realism")
-    geometry = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
-                    progress=progress)
-    ref_balls = knn_balls(ref, k, name="reference", **geometry)
-    cand_balls = knn_balls(cand, k, name="candidate", **geometry)
-    cand_in_ref, ref_in_cand = mutual_membership(cand_balls, ref_balls, **geometry)
+    geometry = dict(backend=backend, device=device, block_size=block_size, progress=progress)
+    # The sets, their dimension and k are checked there, naming the sets as here.
+    g = mutual_balls(reference, candidate, k, names=("reference", "candidate"),
+                     neighbours=neighbours, n_jobs=n_jobs,
+                     **geometry, **({} if dtype is None else {"dtype": dtype}))
     scores = None
     if realism:
-        scores = tuple(float(v) for v in _realism(ref_balls, cand, geometry))
+        scores = tuple(float(v) for v in _realism(g.balls_a, g.balls_b.points,
+                                                  dict(geometry, dtype=dtype or "float64")))
+    report = g.report
     return IPRResult(
-        precision=float(cand_in_ref.inside_any.mean()),
-        recall=float(ref_in_cand.inside_any.mean()),
-        k=ref_balls.k,
-        n_reference=int(len(ref)),
-        n_candidate=int(len(cand)),
+        precision=float(g.b_in_a.inside_any.mean()),
+        recall=float(g.a_in_b.inside_any.mean()),
+        k=g.balls_a.k,
+        n_reference=len(g.balls_a),
+        n_candidate=len(g.balls_b),
         realism=scores,
-        signature=make_signature("ipr", k=ref_balls.k),
+        signature=make_signature("ipr", k=g.balls_a.k,
+                                 neighbours=None if report is None else report.method),
+        neighbour_report=report,
     )

@@ -17,8 +17,7 @@ and ``P̂ = inf`` (no recapture) scores 0.
   by default Eq. 4 as printed, ``P̂ = C_T M_T / R_T`` with ``M_T = |S ∪ S'|``, and Schnabel's
   own census estimator ``Σ C_i |M(i)| / Σ R_i`` as the option ``estimator="census"``;
 * :func:`me_capture` (Eqs. 6–7) — the M0 MLE with ``t = |S| + |S'|`` occasions;
-* :func:`mark_evaluate` — all four scores from one geometry pass;
-* :func:`word_samples` — the word-level samples of paper §6: one per token per layer.
+* :func:`mark_evaluate` — all four scores from one geometry pass.
 
 The estimators work on two arrays of samples. Text input passes through a thin text layer
 first (:mod:`markeval.population.samples`), with the default model or ``model``:
@@ -28,6 +27,13 @@ paper's Figure 5).
 
 Duplicate points are allowed: a duplicate is a neighbour at distance 0 (see
 :mod:`markeval.geometry`).
+
+The ball counts are exact by default, and quadratic in the number of samples (all four scores
+on 10⁴ × 10⁴ samples take seconds, on 10⁵ × 10⁵ minutes). ``neighbours="index"`` takes them
+from a neighbour index instead (:mod:`markeval.geometry.index`: what it can miss, what it
+certifies); every result then carries ``neighbour_report``, with the share of balls certified
+and an audit against exact distances. ``n_jobs`` runs the exact path's tiles as tasks, on a
+Dask cluster inside ``joblib.parallel_config(backend="dask")`` (:mod:`markeval.geometry.tasks`).
 
 Examples
 --------
@@ -47,7 +53,7 @@ from typing import ClassVar
 import numpy as np
 
 from markeval import geometry
-from markeval._checks import check_choice, check_embeddings, check_same_dim
+from markeval._checks import check_choice
 from markeval._signature import make_signature
 from markeval.population.ecology import m0_mle
 from markeval.population.samples import encode_sets
@@ -75,6 +81,7 @@ class MEPetersenResult:
     """ME_Petersen: ``score``, the estimate ``P̂``, ``P = |S| + |S'|`` and the counts of Eq. 3.
 
     ``item_scores`` is None: the score belongs to the two sets, not to any one sample.
+    ``neighbour_report`` says how ``neighbours="index"`` decided the balls (None: exact).
     """
 
     higher_is_better: ClassVar[bool] = True
@@ -88,6 +95,7 @@ class MEPetersenResult:
     recaptured: int
     k: int
     signature: str
+    neighbour_report: geometry.NeighbourReport | None = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,8 @@ class MESchnabelResult:
 
     ``estimate`` is ``sum_captured * marked_total / sum_recaptured`` (Eq. 4 as printed,
     ``C_T M_T / R_T``) or ``sum_captured_times_marked / sum_recaptured`` (Schnabel's census
-    estimator), as ``estimator`` says. ``item_scores`` is None (a set-level score).
+    estimator), as ``estimator`` says. ``item_scores`` is None (a set-level score);
+    ``neighbour_report`` as in :class:`MEPetersenResult`.
     """
 
     higher_is_better: ClassVar[bool] = True
@@ -113,13 +122,15 @@ class MESchnabelResult:
     estimator: str
     k: int
     signature: str
+    neighbour_report: geometry.NeighbourReport | None = None
 
 
 @dataclass(frozen=True)
 class MECaptureResult:
     """ME_CAPTURE: the M0 MLE from ``occasions``, ``captures`` (``C_total``), ``distinct``.
 
-    ``item_scores`` is None (a set-level score).
+    ``item_scores`` is None (a set-level score); ``neighbour_report`` as in
+    :class:`MEPetersenResult`.
     """
 
     higher_is_better: ClassVar[bool] = True
@@ -135,6 +146,7 @@ class MECaptureResult:
     ci_high: float
     k: int
     signature: str
+    neighbour_report: geometry.NeighbourReport | None = None
 
 
 @dataclass(frozen=True)
@@ -145,7 +157,8 @@ class MarkEvaluateResult:
     distributions, treats the two sets alike (symmetric), and it is the paper's first
     estimator (Eq. 3). It is a convenience for code that wants one number per result; a study
     should report the four scores, which the metric registry lists as separate metrics.
-    ``item_scores`` is None (set-level scores).
+    ``item_scores`` is None (set-level scores); ``neighbour_report`` as in
+    :class:`MEPetersenResult` (the same for all four).
     """
 
     higher_is_better: ClassVar[bool] = True
@@ -157,6 +170,7 @@ class MarkEvaluateResult:
     capture: MECaptureResult
     k: int
     signature: str
+    neighbour_report: geometry.NeighbourReport | None = None
 
     @property
     def score(self) -> float:
@@ -191,22 +205,24 @@ class _Geometry:
     s_in_prime: geometry.Membership    # queries S, balls of S'
     prime_in_s: geometry.Membership    # queries S', balls of S
     settings: dict                     # how text became samples, for signatures
+    report: geometry.NeighbourReport | None = None   # the index path's account (else None)
+
+    def signature(self, metric: str, **fields) -> str:
+        """The signature of ``metric``: its fields, the text settings, the index settings."""
+        extra = {} if self.report is None else {"neighbours": self.report.method}
+        return make_signature(metric, k=self.k, **fields, **self.settings, **extra)
 
 
-def _geometry(S, S_prime, k, names, *, model, level, layers, backend, device,
-              progress) -> _Geometry:
+def _geometry(S, S_prime, k, names, *, model, level, layers, backend, device, progress,
+              neighbours, n_jobs) -> _Geometry:
     a, b, settings = encode_sets(S, S_prime, names, model=model, level=level, layers=layers,
                                  progress=progress)
-    a = check_embeddings(a, names[0], min_rows=2)
-    b = check_embeddings(b, names[1], min_rows=2)
-    check_same_dim(a, b, names[0], names[1])
-    # k is checked against each set by knn_balls, the one place that uses it.
-    opts = dict(backend=backend, device=device, progress=progress)
-    balls = geometry.knn_balls(a, k, name=names[0], **opts)
-    balls_prime = geometry.knn_balls(b, k, name=names[1], **opts)
-    s_in_prime, prime_in_s = geometry.mutual_membership(balls, balls_prime, **opts)
-    return _Geometry(a.shape[0], b.shape[0], balls.k, balls, balls_prime, s_in_prime,
-                     prime_in_s, settings)
+    # The sets, their dimension and k are checked there, naming the sets as here.
+    g = geometry.mutual_balls(a, b, k, names=names, backend=backend, device=device,
+                              progress=progress, neighbours=neighbours,
+                              n_jobs=n_jobs)
+    return _Geometry(len(g.balls_a), len(g.balls_b), g.balls_a.k, g.balls_a, g.balls_b,
+                     g.a_in_b, g.b_in_a, settings, g.report)
 
 
 def _petersen(g: _Geometry) -> MEPetersenResult:
@@ -216,7 +232,7 @@ def _petersen(g: _Geometry) -> MEPetersenResult:
     est = math.inf if recaptured == 0 else marked * captured / recaptured
     pop = g.n + g.n_prime
     return MEPetersenResult(me_score(est, pop), float(est), pop, marked, captured, recaptured,
-                            g.k, make_signature("me_petersen", k=g.k, **g.settings))
+                            g.k, g.signature("me_petersen"), g.report)
 
 
 def _check_estimator(estimator, name: str = "estimator") -> str:
@@ -251,8 +267,7 @@ def _schnabel(g: _Geometry, estimator: str = "printed") -> MESchnabelResult:
     est = math.inf if sum_r == 0 else numerator / sum_r
     return MESchnabelResult(me_score(est, pop), float(est), pop, sum_cm, sum_c, sum_r,
                             g.n + int(initially.sum()), marked_total, estimator, k,
-                            make_signature("me_schnabel", k=k, estimator=estimator,
-                                           **g.settings))
+                            g.signature("me_schnabel", estimator=estimator), g.report)
 
 
 def _capture(g: _Geometry) -> MECaptureResult:
@@ -264,7 +279,7 @@ def _capture(g: _Geometry) -> MECaptureResult:
     fit = m0_mle(occasions, captures, occasions)
     return MECaptureResult(me_score(fit.estimate, occasions), fit.estimate, occasions, occasions,
                            captures, occasions, fit.ci_low, fit.ci_high, k,
-                           make_signature("me_capture", k=k, **g.settings))
+                           g.signature("me_capture"), g.report)
 
 
 _DOC_PARAMS = """
@@ -289,13 +304,21 @@ _DOC_PARAMS = """
     backend, device : optional
         Passed to :mod:`markeval.geometry` (``"torch"`` and ``"cuda"`` for a GPU; exact either
         way).
+    neighbours : {"exact", "index"} or geometry.IndexSettings, default "exact"
+        ``"index"``: the ball counts from a neighbour index (:mod:`markeval.geometry.index`);
+        the result's ``neighbour_report`` says how many balls were certified and what the
+        audit against exact distances found.
+    n_jobs : int or None, default 1
+        Exact path only: run the distance tiles as tasks (local processes, or a Dask cluster
+        inside ``joblib.parallel_config(backend="dask")``); the same result.
     progress : bool, default True
         Show progress bars (encoding, and each pass over the distances).
 """
 
 
 def me_petersen(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
-                backend: str = "numpy", device=None, progress: bool = True) -> MEPetersenResult:
+                backend: str = "numpy", device=None, progress: bool = True,
+                neighbours="exact", n_jobs: int | None = 1) -> MEPetersenResult:
     """ME_Petersen (Eq. 3), symmetric in ``(S, S')``; ``R = 0`` gives ``P̂ = inf``, score 0.
     {params}
     Examples
@@ -307,13 +330,15 @@ def me_petersen(S, S_prime, k: int, *, model=None, level: str = "sentence", laye
     (0.0, 0, inf)
     """
     g = _geometry(S, S_prime, k, ("S", "S_prime"), model=model, level=level, layers=layers,
-                  backend=backend, device=device, progress=progress)
+                  backend=backend, device=device, progress=progress, neighbours=neighbours,
+                  n_jobs=n_jobs)
     return _petersen(g)
 
 
 def me_schnabel(S, S_prime, k: int, *, estimator: str = "printed", model=None,
                 level: str = "sentence", layers=None, backend: str = "numpy", device=None,
-                progress: bool = True) -> MESchnabelResult:
+                progress: bool = True, neighbours="exact",
+                n_jobs: int | None = 1) -> MESchnabelResult:
     """ME_Schnabel (Eqs. 4–5): ``S`` marked first, then one census per ``s'_i`` in input order.
 
     Before the censuses, all of ``S`` and every ``s'`` inside a ball of ``S`` are marked
@@ -351,12 +376,14 @@ def me_schnabel(S, S_prime, k: int, *, estimator: str = "printed", model=None,
     """
     estimator = _check_estimator(estimator)
     g = _geometry(S, S_prime, k, ("S", "S_prime"), model=model, level=level, layers=layers,
-                  backend=backend, device=device, progress=progress)
+                  backend=backend, device=device, progress=progress, neighbours=neighbours,
+                  n_jobs=n_jobs)
     return _schnabel(g, estimator)
 
 
 def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
-               backend: str = "numpy", device=None, progress: bool = True) -> MECaptureResult:
+               backend: str = "numpy", device=None, progress: bool = True,
+               neighbours="exact", n_jobs: int | None = 1) -> MECaptureResult:
     """ME_CAPTURE (Eqs. 6–7): model M0's MLE, symmetric in ``(S, S')``.
 
     ``t = |S| + |S'|`` occasions (one per trap), ``C_total = Σ_s (k + 1 + #s' in ball of s) +
@@ -372,13 +399,15 @@ def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layer
     (1.0, 6, 24)
     """
     g = _geometry(S, S_prime, k, ("S", "S_prime"), model=model, level=level, layers=layers,
-                  backend=backend, device=device, progress=progress)
+                  backend=backend, device=device, progress=progress, neighbours=neighbours,
+                  n_jobs=n_jobs)
     return _capture(g)
 
 
 def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "printed",
                   model=None, level: str = "sentence", layers=None, backend: str = "numpy",
-                  device=None, progress: bool = True) -> MarkEvaluateResult:
+                  device=None, progress: bool = True, neighbours="exact",
+                  n_jobs: int | None = 1) -> MarkEvaluateResult:
     """All four Mark-Evaluate scores of ``candidate`` against ``reference`` from one geometry.
 
     ``petersen`` and ``capture`` are symmetric; ``schnabel_quality`` =
@@ -389,7 +418,7 @@ def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "pr
     ----------
     reference, candidate : array_like or lists of str
         As ``S`` and ``S_prime`` of :func:`me_petersen`.
-    k, model, level, layers, backend, device, progress
+    k, model, level, layers, backend, device, progress, neighbours, n_jobs
         As in :func:`me_petersen`.
     schnabel_estimator : {"printed", "census"}, default "printed"
         ``estimator`` of :func:`me_schnabel`, for both Schnabel scores.
@@ -404,7 +433,8 @@ def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "pr
     """
     estimator = _check_estimator(schnabel_estimator, "schnabel_estimator")
     g = _geometry(reference, candidate, k, ("reference", "candidate"), model=model,
-                  level=level, layers=layers, backend=backend, device=device, progress=progress)
+                  level=level, layers=layers, backend=backend, device=device, progress=progress,
+                  neighbours=neighbours, n_jobs=n_jobs)
     return _all_scores(g, estimator)
 
 
@@ -442,19 +472,20 @@ def mark_evaluate_from_balls(balls: geometry.KNNBalls, balls_prime: geometry.KNN
     if membership is None:
         membership = geometry.mutual_membership(balls, balls_prime)
     s_in_prime, prime_in_s = membership
+    # The index path's account, from the memberships when they came from it, else the balls.
+    report = next((x.report for x in (s_in_prime, balls) if x.report is not None), None)
     g = _Geometry(len(balls), len(balls_prime), balls.k, balls, balls_prime, s_in_prime,
-                  prime_in_s, {})
+                  prime_in_s, {}, report)
     return _all_scores(g, estimator)
 
 
 def _all_scores(g: _Geometry, estimator: str) -> MarkEvaluateResult:
     # The reversed view needs no new distances: swap the roles of the two sets.
     rev = _Geometry(g.n_prime, g.n, g.k, g.balls_prime, g.balls, g.prime_in_s, g.s_in_prime,
-                    g.settings)
+                    g.settings, g.report)
     return MarkEvaluateResult(_petersen(g), _schnabel(g, estimator), _schnabel(rev, estimator),
-                              _capture(g), g.k,
-                              make_signature("mark_evaluate", k=g.k, schnabel=estimator,
-                                             **g.settings))
+                              _capture(g), g.k, g.signature("mark_evaluate", schnabel=estimator),
+                              g.report)
 
 
 for _f in (me_petersen, me_schnabel, me_capture):

@@ -2,11 +2,19 @@
 
 Every user error ends with one line on stderr and exit status 2; Ctrl-C keeps every finished
 unit, says how many, and exits with 130 (a rerun continues where it stopped).
+
+``--scheduler ADDRESS`` sends the units of the parallel stages to the workers of a Dask cluster
+(``joblib.parallel_config(backend="dask")`` around a ``dask.distributed.Client(ADDRESS)``;
+start the workers with :data:`markeval.experiments.parallel.DASK_WORKER_ENV`). A worker writes
+each unit into the unit store under markeval's cache folder, so the workers must see the same
+cache folder as this process (a shared file system, ``MARKEVAL_CACHE``); a unit that does not
+arrive there is computed again here.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -46,6 +54,10 @@ def _parser(stages) -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=_jobs, default=None,
                         help="worker processes for the units of a parallel stage "
                              "(default: one per core; 1: all in this process)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run the units of parallel stages on the Dask cluster whose "
+                             "scheduler is at ADDRESS (e.g. tcp://10.0.0.5:8786); its workers "
+                             "must share this machine's cache folder")
     parser.add_argument("--list", action="store_true", help="list the stages and exit")
     return parser
 
@@ -58,6 +70,28 @@ def _results_folder(out: Path) -> Path:
     except OSError as err:
         raise CLIError(f"--out {out}: cannot create the folder ({err.strerror})") from None
     return out
+
+
+@contextlib.contextmanager
+def _cluster(address: str | None):
+    """Inside: joblib's units go to the Dask cluster at ``address`` (nothing when None)."""
+    if address is None:
+        yield
+        return
+    try:
+        import joblib
+        from dask.distributed import Client
+    except ImportError:
+        raise CLIError('--scheduler needs Dask: pip install "markeval[cluster]"') from None
+    try:
+        client = Client(address, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as err:
+        raise CLIError(f"--scheduler {address}: cannot reach the scheduler ({err})") from None
+    try:
+        with joblib.parallel_config(backend="dask"):
+            yield
+    finally:
+        client.close()
 
 
 def main(argv=None) -> int:
@@ -74,13 +108,15 @@ def main(argv=None) -> int:
         chosen = args.stage or list(stages)
         profiles = args.profile or ["ci", "full"]
         start = time.perf_counter()
-        for profile in profiles:
-            for name in chosen:
-                run = run_stage(stages[name], profile, out, fresh=args.fresh, n_jobs=args.jobs)
-                kept += run.computed
-                print(f"{name} ({profile}): {run.computed} units computed, {run.reused} reused, "
-                      f"{run.wall_s:.0f} s (units' compute time {run.compute_s:.0f} s)",
-                      flush=True)
+        with _cluster(args.scheduler):
+            for profile in profiles:
+                for name in chosen:
+                    run = run_stage(stages[name], profile, out, fresh=args.fresh,
+                                    n_jobs=args.jobs)
+                    kept += run.computed
+                    print(f"{name} ({profile}): {run.computed} units computed, {run.reused} "
+                          f"reused, {run.wall_s:.0f} s (units' compute time "
+                          f"{run.compute_s:.0f} s)", flush=True)
         write_comparison(out)
         print(f"all done in {time.perf_counter() - start:.0f} s; results in {out}")
     except SystemExit as done:  # --help

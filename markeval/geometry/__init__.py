@@ -1,0 +1,560 @@
+"""k-nearest-neighbour balls and "which balls contain which points": exact, or from an index.
+
+Improved precision and recall (Kynkäänniemi et al. 2019) and Mark-Evaluate (Mordido & Meinel
+2020) both cover a point set ``S`` with balls: the ball of ``s`` is the *closed* ball around
+``s`` whose radius is the distance from ``s`` to its ``k``-th nearest neighbour in ``S``. They
+then ask, for points of another set, which of those balls contain them. This package answers
+exactly that, for any sizes, in memory linear in the number of points:
+
+* :func:`knn_balls` — the ``k`` nearest neighbours of every point of a set and the radius of
+  its ball;
+* :func:`ball_membership` — for points ``x`` and the balls of ``S``: how many balls contain
+  each ``x``, and how many of the ``x`` each ball contains;
+* :func:`mutual_membership` — both directions between two ball sets from one shared pass;
+* :func:`mutual_balls` — all of it for two point sets at once (what Mark-Evaluate and improved
+  precision and recall use);
+* :func:`pairwise_sq_distances` — the brute-force full matrix (small inputs, and the reference
+  the fast functions are exact against).
+
+Conventions
+-----------
+*Self is excluded by index, not by distance.* The paper's ``NN_k(s, S)`` lists ``s`` itself
+first and then ``k`` neighbours; we return only the ``k`` neighbours. A *duplicate* of ``s``
+(another row with the same coordinates) is a neighbour at distance 0, so a point with ``k``
+duplicates has radius 0 and its ball is the single point ``{s}`` (closed, so the duplicates and
+any other copy of ``s`` are inside it).
+
+*Ties are broken by index.* When several points are at the ``k``-th distance, the radius is the
+same whichever is chosen; the neighbour list takes the lowest indices.
+
+*Membership is closed:* ``x`` is inside the ball of ``s`` when ``‖x − s‖² ≤ r_k(s)²``, and all
+comparisons are made between squared distances (taking square roots could merge two different
+squared distances into one float).
+
+*Points keep float32:* float32 input (what encoders return) is kept as float32, half the
+memory; every distance that decides anything is computed from it in float64.
+
+Exactness
+---------
+Distances come from the matmul identity ``‖x − y‖² = ‖x‖² + ‖y‖² − 2 x·y``, which is what
+reaches BLAS speed, but the identity cancels: its result is off by up to about ``d·u·(‖x‖+‖y‖)²``
+(``u`` the unit roundoff), far more than the rounding of the direct sum, and enough to flip a
+``≤`` between a distance and a radius that are equal or nearly so (duplicates, integer
+coordinates, or a query that *is* a neighbour of the centre). So every decision is made in two
+steps. After centring the data (which shrinks the norms, hence the error) the identity gives
+``D̃`` with a proven bound ``|D̃ − D| ≤ e`` where ``D`` is the *direct* squared distance
+``Σ (x_i − y_i)²`` in float64 (``e = 2 (d + 8) (u_c + u_64) (‖x−μ‖ + max ‖y−μ‖)²``, ``u_c`` the
+unit roundoff of the arithmetic that computed ``D̃``, the maxima over one tile). A comparison
+that ``D̃`` decides with a margin larger than ``e`` is final; the few pairs inside the margin
+are recomputed directly in float64 and compared again. Radii are always the direct float64
+value. The results are therefore *identical*, bit for bit, to comparing the entries of
+:func:`pairwise_sq_distances` — on every backend, in either dtype. float32 arithmetic is faster
+but has a wider margin, so more pairs are rechecked; it is the default of the ball functions,
+the rechecks being few (:func:`sq_distance_blocks`, whose values are approximate, stays float64).
+
+The work is cut into tiles (a block of rows against a block of columns, see
+:mod:`markeval.geometry._kernels`); each tile's result is exact, and tiles merge exactly (a
+top-``k`` merge for neighbours, a sum for counts).
+
+Exact or index: ``neighbours``
+------------------------------
+The exact path computes every distance: time grows with the square of the number of points
+(about 11 minutes for all of Mark-Evaluate on 10⁵ × 10⁵ points in 384 dimensions on two CPU
+cores). ``neighbours="index"`` (or an :class:`~markeval.geometry.index.IndexSettings`) asks a
+neighbour index (faiss-cpu's inverted file) for a short candidate list per point instead and
+decides from it with the same exact distances; a ball whose list does not reach past its
+radius is searched again, then decided by exact distances. What the index can miss, what is
+certified, and the audit that measures the rest are set out in
+:mod:`markeval.geometry.index`; the results then carry a
+:class:`~markeval.geometry.index.NeighbourReport` (``report``). Exact stays the default.
+
+Backends and tasks
+------------------
+``backend="numpy"`` (default) runs the tiles with NumPy's BLAS on the CPU.
+``backend="torch"`` runs them with PyTorch on ``device`` (``"cpu"``, ``"cuda"``, ...); only the
+few near-boundary pairs come back to the CPU for the float64 recheck, so the result equals the
+NumPy one exactly. With ``dtype="float32"`` on a GPU, TF32/bf16 matmuls (see
+``torch.set_float32_matmul_precision``) are accounted for in the margin.
+``n_jobs`` other than 1 runs the exact path's tiles as separate tasks through joblib: local
+processes, or a Dask cluster's workers inside ``joblib.parallel_config(backend="dask")``
+(:mod:`markeval.geometry.tasks`); the results are identical.
+
+Examples
+--------
+>>> import numpy as np
+>>> S = np.array([[0.0], [1.0], [3.0], [6.0]])
+>>> balls = knn_balls(S, k=1)
+>>> balls.radii.tolist(), balls.indices[:, 0].tolist()
+([1.0, 1.0, 2.0, 3.0], [1, 0, 1, 2])
+>>> m = ball_membership(np.array([[2.0], [10.0]]), balls)
+>>> m.balls_per_point.tolist(), m.inside_any.tolist(), m.points_per_ball.tolist()
+([2, 0], [True, False], [0, 1, 1, 0])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from markeval._checks import check_bool, check_embeddings, check_int, check_k, check_same_dim
+from markeval.geometry._kernels import (BACKENDS, TILE_BYTES, Tiling, direct_sq, knn_rows,
+                                        make_ops, membership_counts, point_dtype, read_only,
+                                        tile_shape)
+from markeval.geometry.index import IndexSettings, NeighbourReport, index_pass
+
+__all__ = [
+    "BACKENDS",
+    "NEIGHBOURS",
+    "IndexSettings",
+    "KNNBalls",
+    "Membership",
+    "MutualBalls",
+    "NeighbourReport",
+    "ball_membership",
+    "knn_balls",
+    "mutual_balls",
+    "mutual_membership",
+    "pairwise_sq_distances",
+    "sq_distance_blocks",
+]
+
+#: The two ways to find neighbours: every distance, or an index's candidates (see above).
+NEIGHBOURS = ("exact", "index")
+# sq_distance_blocks recomputes entries below this many error bounds directly (see there).
+_NEAR_ZERO_BOUNDS = 1e4
+
+
+@dataclass(frozen=True, eq=False)
+class KNNBalls:
+    """The k-NN balls of a point set, from :func:`knn_balls`.
+
+    Attributes
+    ----------
+    points : numpy.ndarray
+        shape ``(n, d)``, the centres (read-only; float32 input stays float32, anything else
+        is float64).
+    k : int
+        Neighbours per ball.
+    indices : numpy.ndarray
+        int64, shape ``(n, k)``: ``indices[i]`` are the ``k`` nearest neighbours of point ``i``
+        within the set, ``i`` itself excluded, nearest first, ties by lower index.
+    sq_distances : numpy.ndarray
+        float64, shape ``(n, k)``: their squared distances ``Σ (x − y)²`` (direct, float64).
+    report : NeighbourReport or None
+        How the index path decided these balls (None: the exact path).
+    """
+
+    points: np.ndarray
+    k: int
+    indices: np.ndarray
+    sq_distances: np.ndarray
+    report: NeighbourReport | None = None
+
+    @property
+    def sq_radii(self) -> np.ndarray:
+        """Squared radius of each ball: the squared distance to the ``k``-th neighbour."""
+        return self.sq_distances[:, -1]
+
+    @property
+    def radii(self) -> np.ndarray:
+        """Radius of each ball, ``sqrt(sq_radii)`` (compare squared values, not these)."""
+        return np.sqrt(self.sq_radii)
+
+    def __len__(self) -> int:
+        return self.points.shape[0]
+
+    def __repr__(self) -> str:
+        n, d = self.points.shape
+        return f"KNNBalls(n={n}, dim={d}, k={self.k})"
+
+
+@dataclass(frozen=True, eq=False)
+class Membership:
+    """Which balls contain which points, from :func:`ball_membership`.
+
+    Attributes
+    ----------
+    balls_per_point : numpy.ndarray
+        int64, shape ``(m,)``: for each query point, how many balls contain it.
+    points_per_ball : numpy.ndarray
+        int64, shape ``(n,)``: for each ball, how many query points it contains.
+    report : NeighbourReport or None
+        How the index path decided these counts (None: the exact path).
+    """
+
+    balls_per_point: np.ndarray
+    points_per_ball: np.ndarray
+    report: NeighbourReport | None = None
+
+    @property
+    def inside_any(self) -> np.ndarray:
+        """bool, shape ``(m,)``: the query point lies in at least one ball."""
+        return self.balls_per_point > 0
+
+
+@dataclass(frozen=True, eq=False)
+class MutualBalls:
+    """The balls of two sets and who is inside whose, from :func:`mutual_balls`.
+
+    Attributes
+    ----------
+    balls_a, balls_b : KNNBalls
+    a_in_b : Membership
+        Queries: the points of ``a``; balls: those of ``b``.
+    b_in_a : Membership
+    report : NeighbourReport or None
+        How the index path decided all of it (None: the exact path).
+    """
+
+    balls_a: KNNBalls
+    balls_b: KNNBalls
+    a_in_b: Membership
+    b_in_a: Membership
+    report: NeighbourReport | None = None
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _points(x, name: str, min_rows: int = 1) -> np.ndarray:
+    """Checked embeddings: float32 kept, anything else float64 (see the conventions)."""
+    return check_embeddings(x, name, min_rows=min_rows, dtype=point_dtype(x))
+
+
+def _owned(x: np.ndarray, given) -> np.ndarray:
+    """``x`` as an array the result may keep read-only: copied when it is the caller's."""
+    return x.copy() if isinstance(given, np.ndarray) and np.shares_memory(x, given) else x
+
+
+def _settings(neighbours, n_jobs) -> IndexSettings | None:
+    """None for the exact path, the index settings otherwise; ``n_jobs`` checked."""
+    if n_jobs is not None:
+        check_int(n_jobs, "n_jobs", minimum=1)
+    if isinstance(neighbours, IndexSettings):
+        settings = neighbours
+    elif isinstance(neighbours, str) and neighbours in NEIGHBOURS:
+        settings = None if neighbours == "exact" else IndexSettings()
+    else:
+        raise ValueError(f"neighbours must be one of {NEIGHBOURS} or an IndexSettings, "
+                         f"got {neighbours!r}")
+    if settings is not None and n_jobs != 1:
+        raise ValueError(f"n_jobs={n_jobs} runs the exact path's tiles as tasks; "
+                         "neighbours='index' runs in this process: leave n_jobs=1")
+    return settings
+
+
+def _arithmetic(backend, device, dtype, block_size, progress):
+    ops = make_ops(backend, device, dtype)
+    tile_shape(block_size, 1, 1)  # validate early, before any work
+    check_bool(progress, "progress")
+    return ops
+
+
+def _check_balls(value, name: str) -> KNNBalls:
+    if not isinstance(value, KNNBalls):
+        raise TypeError(f"{name} must be a KNNBalls from knn_balls(), got {type(value).__name__}")
+    return value
+
+
+def _task_tile(block_size):
+    from markeval.geometry.tasks import TASK_TILE
+
+    if block_size is None:
+        return TASK_TILE
+    return block_size if isinstance(block_size, tuple) else (block_size, block_size)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def pairwise_sq_distances(x, y=None) -> np.ndarray:
+    """All squared distances ``Σ (x_i − y_j)²``, computed directly in float64 (brute force).
+
+    Memory is ``n × m`` floats: use it for small sets, for teaching, and as the reference the
+    blocked functions agree with exactly.
+
+    Parameters
+    ----------
+    x : array_like, shape (n, d)
+    y : array_like, shape (m, d), optional
+        Defaults to ``x``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape ``(n, m)``.
+
+    Examples
+    --------
+    >>> pairwise_sq_distances([[0, 0], [3, 4]]).tolist()
+    [[0.0, 25.0], [25.0, 0.0]]
+    """
+    x = _points(x, "x")
+    y = x if y is None else _points(y, "y")
+    check_same_dim(x, y, "x", "y")
+    rows, cols = np.divmod(np.arange(x.shape[0] * y.shape[0]), y.shape[0])
+    return direct_sq(x, y, rows, cols).reshape(x.shape[0], y.shape[0])
+
+
+def knn_balls(points, k: int, *, backend: str = "numpy", device=None, dtype: str = "float32",
+              block_size=None, progress: bool = False, name: str = "points",
+              neighbours="exact", n_jobs: int | None = 1) -> KNNBalls:
+    """The ``k`` nearest neighbours of every point within its own set, and its ball's radius.
+
+    Exact by default: equal to sorting each row of :func:`pairwise_sq_distances` (self excluded
+    by index, ties by lower index). Memory linear in ``n``.
+
+    Parameters
+    ----------
+    points : array_like, shape (n, d)
+        Finite values, ``n >= 2``.
+    k : int
+        ``1 <= k <= n − 1``.
+    backend : {"numpy", "torch"}
+    device : str, optional
+        Torch device (``"cuda"``, ...); only ``None``/``"cpu"`` for NumPy.
+    dtype : {"float32", "float64"}, default "float32"
+        Arithmetic of the distance tiles. The result is exact either way (see Exactness);
+        float32 is faster (measured: all of Mark-Evaluate on 10⁴ × 10⁴ word samples in 0.69
+        of the float64 time; ``benchmarks/mark_evaluate_scale.py``).
+    block_size : int or (int, int), optional
+        Rows, or ``(rows, columns)``, per tile; by default tiles of 1,024 × 8,192 (64 MiB in
+        float64), and 8,192 × 8,192 per task when ``n_jobs`` is not 1.
+    progress : bool, default False
+        Show a tqdm bar over tiles (or the index path's steps).
+    name : str
+        What to call ``points`` in error messages.
+    neighbours : {"exact", "index"} or IndexSettings, default "exact"
+        ``"index"``: from a neighbour index's candidates (see
+        :mod:`markeval.geometry.index`); the result's ``report`` says what was certified.
+    n_jobs : int or None, default 1
+        1: in this process. Otherwise the tiles run as tasks through joblib (None: all cores,
+        or all workers of a Dask cluster; see :mod:`markeval.geometry.tasks`); same result.
+
+    Returns
+    -------
+    KNNBalls
+
+    Examples
+    --------
+    Three points at 0, 1 and a duplicate of 1: the duplicate is a neighbour at distance 0.
+
+    >>> balls = knn_balls([[0.0], [1.0], [1.0]], k=1)
+    >>> balls.indices.tolist(), balls.sq_radii.tolist()
+    ([[1], [2], [1]], [1.0, 0.0, 0.0])
+    """
+    x = _owned(_points(points, name, min_rows=2), points)
+    k = check_k(k, x.shape[0], set_name=name)
+    settings = _settings(neighbours, n_jobs)
+    ops = _arithmetic(backend, device, dtype, block_size, progress)
+    if settings is not None:
+        knn, _, report = index_pass([x], k, [], settings, ops, knn_sets=(0,),
+                                    block_size=block_size, progress=progress)
+        indices, sq = knn[0]
+    elif n_jobs != 1:
+        from markeval.geometry.tasks import knn_tiles
+
+        indices, sq = knn_tiles(x, k, (backend, device, dtype), _task_tile(block_size),
+                                n_jobs=n_jobs, progress=progress)
+        report = None
+    else:
+        indices, sq = knn_rows(x, x, k, ops, self_ids=np.arange(x.shape[0]),
+                               block_size=block_size, progress=progress)
+        report = None
+    return KNNBalls(read_only(x), k, read_only(indices), read_only(sq), report)
+
+
+def _exact_counts(x, y, r_cols, r_rows, backend, device, dtype, block_size, progress, n_jobs):
+    if n_jobs != 1:
+        from markeval.geometry.tasks import membership_tiles
+
+        return membership_tiles(x, y, (backend, device, dtype), r_cols=r_cols, r_rows=r_rows,
+                                tile=_task_tile(block_size), n_jobs=n_jobs, progress=progress)
+    return membership_counts(x, y, make_ops(backend, device, dtype), r_cols=r_cols,
+                             r_rows=r_rows, block_size=block_size, progress=progress)
+
+
+def ball_membership(queries, balls: KNNBalls, *, backend: str = "numpy", device=None,
+                    dtype: str = "float32", block_size=None, progress: bool = False,
+                    name: str = "queries", neighbours="exact",
+                    n_jobs: int | None = 1) -> Membership:
+    """Which balls of ``balls`` contain which ``queries`` (closed balls, exact by default).
+
+    Parameters
+    ----------
+    queries : array_like, shape (m, d)
+    balls : KNNBalls
+        From :func:`knn_balls`.
+    backend, device, dtype, block_size, progress, neighbours, n_jobs
+        As in :func:`knn_balls`.
+    name : str
+        What to call ``queries`` in error messages.
+
+    Returns
+    -------
+    Membership
+        ``balls_per_point[i]`` = number of balls containing ``queries[i]``;
+        ``points_per_ball[j]`` = number of queries inside the ball of ``balls.points[j]``.
+
+    Examples
+    --------
+    A set is always inside its own balls (each point is the centre of one):
+
+    >>> import numpy as np
+    >>> S = np.random.default_rng(0).normal(size=(50, 3))
+    >>> bool(ball_membership(S, knn_balls(S, k=3)).inside_any.all())
+    True
+    """
+    _check_balls(balls, "balls")
+    x = _points(queries, name)
+    check_same_dim(x, balls.points, name, "the balls' points")
+    settings = _settings(neighbours, n_jobs)
+    ops = _arithmetic(backend, device, dtype, block_size, progress)
+    if settings is not None:
+        _, counts, report = index_pass([balls.points, x], balls.k, [(0, 1)], settings, ops,
+                                       radii={0: balls.sq_radii}, block_size=block_size,
+                                       progress=progress)
+        per_ball, per_point = counts[(0, 1)]
+        return Membership(read_only(per_point), read_only(per_ball), report)
+    got = _exact_counts(x, balls.points, balls.sq_radii, None, backend, device, dtype,
+                        block_size, progress, n_jobs)["col"]
+    return Membership(read_only(got[0]), read_only(got[1]))
+
+
+def mutual_membership(balls_a: KNNBalls, balls_b: KNNBalls, *, backend: str = "numpy",
+                      device=None, dtype: str = "float32", block_size=None,
+                      progress: bool = False, neighbours="exact",
+                      n_jobs: int | None = 1) -> tuple[Membership, Membership]:
+    """Both directions at once: points of ``a`` in the balls of ``b``, and of ``b`` in ``a``'s.
+
+    One pass over the cross distances instead of two, with results identical to
+    ``ball_membership(balls_a.points, balls_b)`` and ``ball_membership(balls_b.points, balls_a)``.
+
+    Parameters
+    ----------
+    balls_a, balls_b : KNNBalls
+    backend, device, dtype, block_size, progress, neighbours, n_jobs
+        As in :func:`knn_balls`.
+
+    Returns
+    -------
+    (Membership, Membership)
+        ``a_in_b`` (queries = points of ``a``, balls of ``b``) and ``b_in_a``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = knn_balls(np.array([[0.0], [1.0], [2.0]]), k=1)
+    >>> b = knn_balls(np.array([[1.5], [5.0], [9.0]]), k=1)
+    >>> a_in_b, b_in_a = mutual_membership(a, b)
+    >>> a_in_b.balls_per_point.tolist(), b_in_a.balls_per_point.tolist()
+    ([1, 1, 2], [2, 0, 0])
+    """
+    _check_balls(balls_a, "balls_a")
+    _check_balls(balls_b, "balls_b")
+    check_same_dim(balls_a.points, balls_b.points, "balls_a", "balls_b")
+    settings = _settings(neighbours, n_jobs)
+    ops = _arithmetic(backend, device, dtype, block_size, progress)
+    if settings is not None:
+        _, counts, report = index_pass([balls_a.points, balls_b.points], balls_a.k,
+                                       [(1, 0), (0, 1)], settings, ops,
+                                       radii={0: balls_a.sq_radii, 1: balls_b.sq_radii},
+                                       block_size=block_size, progress=progress)
+        return _memberships(counts, report)
+    got = _exact_counts(balls_a.points, balls_b.points, balls_b.sq_radii, balls_a.sq_radii,
+                        backend, device, dtype, block_size, progress, n_jobs)
+    a_in_b = Membership(read_only(got["col"][0]), read_only(got["col"][1]))
+    b_in_a = Membership(read_only(got["row"][0]), read_only(got["row"][1]))
+    return a_in_b, b_in_a
+
+
+def _memberships(counts, report) -> tuple[Membership, Membership]:
+    """``(a_in_b, b_in_a)`` from the index pass's counts of sets 0 (a) and 1 (b)."""
+    b_balls, a_points = counts[(1, 0)]
+    a_balls, b_points = counts[(0, 1)]
+    return (Membership(read_only(a_points), read_only(b_balls), report),
+            Membership(read_only(b_points), read_only(a_balls), report))
+
+
+def mutual_balls(points_a, points_b, k: int, *, backend: str = "numpy", device=None,
+                 dtype: str = "float32", block_size=None, progress: bool = False,
+                 names: tuple[str, str] = ("points_a", "points_b"), neighbours="exact",
+                 n_jobs: int | None = 1) -> MutualBalls:
+    """The k-NN balls of two sets and both memberships: what Mark-Evaluate and IPR count.
+
+    Equal to :func:`knn_balls` of each set followed by :func:`mutual_membership`. With
+    ``neighbours="index"`` all of it comes from one index over the union of the two sets,
+    searched once per point (each candidate list serves the point's radius and its ball).
+
+    Parameters
+    ----------
+    points_a, points_b : array_like, shape (n, d) and (m, d)
+    k : int
+        ``1 <= k < min(n, m)``.
+    names : (str, str)
+        What to call the two sets in error messages.
+    backend, device, dtype, block_size, progress, neighbours, n_jobs
+        As in :func:`knn_balls`.
+
+    Returns
+    -------
+    MutualBalls
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = mutual_balls([[0.0], [1.0], [2.0]], [[1.5], [5.0], [9.0]], 1)
+    >>> r.a_in_b.balls_per_point.tolist(), r.balls_b.sq_radii.tolist()
+    ([1, 1, 2], [12.25, 12.25, 16.0])
+    """
+    a = _owned(_points(points_a, names[0], min_rows=2), points_a)
+    b = _owned(_points(points_b, names[1], min_rows=2), points_b)
+    check_same_dim(a, b, names[0], names[1])
+    k = check_k(k, a.shape[0], set_name=names[0])
+    check_k(k, b.shape[0], set_name=names[1])
+    settings = _settings(neighbours, n_jobs)
+    ops = _arithmetic(backend, device, dtype, block_size, progress)
+    if settings is None:
+        opts = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
+                    progress=progress, n_jobs=n_jobs)
+        balls_a = knn_balls(a, k, name=names[0], **opts)
+        balls_b = knn_balls(b, k, name=names[1], **opts)
+        return MutualBalls(balls_a, balls_b, *mutual_membership(balls_a, balls_b, **opts))
+    knn, counts, report = index_pass([a, b], k, [(1, 0), (0, 1)], settings, ops,
+                                     knn_sets=(0, 1), block_size=block_size, progress=progress)
+    balls_a = KNNBalls(read_only(a), k, read_only(knn[0][0]), read_only(knn[0][1]), report)
+    balls_b = KNNBalls(read_only(b), k, read_only(knn[1][0]), read_only(knn[1][1]), report)
+    return MutualBalls(balls_a, balls_b, *_memberships(counts, report), report)
+
+
+def sq_distance_blocks(x, y, *, backend: str = "numpy", device=None, dtype: str = "float64",
+                       block_size: int | None = None, progress: bool = False):
+    """Yield ``(start, stop, block)``: approximate squared distances of ``x[start:stop]`` to ``y``.
+
+    The matmul identity, clipped at 0, as a float64 NumPy array of shape
+    ``(stop − start, len(y))``; the error is up to about ``d·u·(‖x‖+‖y‖)²`` (see the module
+    docstring), so use it for scores that are continuous in the distances, not for ``≤`` tests.
+    Entries within ``10⁴`` error bounds of zero are recomputed directly in float64, so every
+    entry is within ``10⁻⁴`` of the exact value relatively, and a duplicate point gives exactly
+    0 on every machine (not 0 on one BLAS and 1e-16 on another).
+
+    Examples
+    --------
+    >>> [(a, b, blk.round(6).tolist()) for a, b, blk in sq_distance_blocks([[0.0], [2.0]], [[1.0]])]
+    [(0, 2, [[1.0], [1.0]])]
+    """
+    x = _points(x, "x")
+    y = _points(y, "y")
+    check_same_dim(x, y, "x", "y")
+    ops = _arithmetic(backend, device, dtype, block_size, progress)
+    # Whole rows per block (one column tile as wide as y), a block under 64 MiB by default.
+    rows = (max(1, TILE_BYTES // (8 * y.shape[0])) if block_size is None
+            else tile_shape(block_size, x.shape[0], y.shape[0])[0])
+    tiling = Tiling(x, y, ops, (rows, y.shape[0]))
+    for r0, r1, c0, c1 in tiling.tiles(progress):
+        block = np.maximum(ops.numpy(tiling.block(r0, r1, c0, c1)), 0.0)
+        e = tiling.margin(r0, r1, c0, c1)
+        r_idx, c_idx = np.nonzero(block <= _NEAR_ZERO_BOUNDS * e)
+        block[r_idx, c_idx] = direct_sq(x, y, r_idx + r0, c_idx)
+        yield r0, r1, block

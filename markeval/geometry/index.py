@@ -1,0 +1,424 @@
+"""The index path of :mod:`markeval.geometry`: k-NN balls and ball counts from a neighbour index.
+
+The exact path computes every distance (quadratic in the number of points). This path asks an
+approximate nearest-neighbour index for a short *candidate list* per point instead, and
+decides everything it can from those candidates, with exact float64 distances.
+
+What a query can miss
+---------------------
+Ball membership is not a plain k-NN query: ``s'`` is in the union of the balls of ``S`` when
+``d(s, s') ≤ r_k(s)`` for *some* ``s``, each ball with its own radius. So we turn it around
+and query from the ball's side: the candidate list of a centre ``s`` (its ``L`` nearest
+points of all the sets, from one index over their union, sorted by exact distance) holds its
+``k`` nearest in its own set, whose ``k``-th gives the radius, and the points of the other set
+near it, of which those within the radius are its members. The list can miss in two ways,
+both because the index is approximate (it may skip a point nearer than others it returns):
+
+* a true ``k``-nearest neighbour of ``s`` is skipped: the radius comes out *too large*
+  (never too small: it is the distance to a real ``k``-th point), the ball may then hold
+  points it should not, and ``indices`` names a farther neighbour;
+* a point of the other set inside the ball is skipped: it is not counted in that ball.
+
+Nothing else can be wrong: every distance that decides anything is computed directly in
+float64 (and compared as in the exact path), so an answer can only differ from the exact one
+where the index skipped a point.
+
+What is certified
+-----------------
+*A ball is certified when its list runs past its radius*: the farthest candidate lies
+strictly beyond ``r_k(s)`` and the list holds ``k`` points of the ball's own set. Then, **if
+the list holds every point nearer than its farthest** (what an exact k-NN query returns),
+no point outside the list can be in the ball or be one of its ``k`` nearest: the ball's radius,
+neighbours and members all follow from the list. This is the issue's certificate ("once the
+candidates of ``s'`` run past the largest radius in ``S``, no farther point can contain
+``s'``") applied ball by ball, with each ball's own radius instead of the largest. A ball whose
+list stops inside it (a dense region: more than ``L`` points within its radius) is searched
+again with a longer list (``escalate × L``), and if that still stops inside, decided by exact
+distances to every point (the exact path, for that ball only): those balls are exact
+unconditionally. The result reports how many balls were certified and how many fell back.
+
+The condition in bold is the index's recall, which no cheap test proves for every point (in
+384 dimensions the triangle-inequality and Voronoi bounds of clustered indices exclude too
+little to certify a list; measured in ``benchmarks/neighbour_index.py``). So it is *measured*:
+``audit`` randomly chosen points of each set (seeded) are decided again by exact distances to
+every point, and the result reports on how many the index path agreed (radius, neighbours,
+members of its ball, and balls containing it). ``benchmarks/neighbour_agreement.py`` measures
+the agreement of the whole path with the exact one on real embeddings.
+
+The index
+---------
+faiss-cpu's ``IndexIVFFlat`` (an inverted file: k-means lists, each probed list scanned
+exactly), chosen by measurement among faiss-cpu, hnswlib and usearch on word-level and
+sentence embeddings (``benchmarks/neighbour_index.py``). It is deterministic (seeded k-means,
+exact scans), so a rerun gives the same counts. Install it with ``pip install "markeval[index]"``
+(or ``pip install faiss-cpu``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from markeval._checks import check_int
+from markeval.geometry._kernels import direct_sq, knn_rows, membership_counts
+
+__all__ = ["IndexSettings", "NeighbourReport", "index_pass"]
+
+INSTALL = 'pip install "markeval[index]" (or: pip install faiss-cpu)'
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """How the index path searches; ``neighbours=IndexSettings(...)`` in :mod:`markeval.geometry`.
+
+    Parameters
+    ----------
+    candidates : int, optional
+        ``L``, points per candidate list in the first search (default ``2 k + 16``).
+    escalate : int, default 8
+        Balls whose list stops inside them are searched again with ``escalate × L``
+        candidates before falling back to exact distances.
+    lists_per_sqrt_n : float, default 1
+        The inverted file has ``lists_per_sqrt_n × √n`` k-means lists (``n`` points indexed).
+    probes : int, default 32
+        Lists scanned per query (``nprobe``): more is slower and misses less.
+    audit : int, default 1000
+        Points of each set checked against exact distances (0: no audit).
+    seed : int, default 0
+        Seeds the k-means of the index and the audit's sample.
+
+    Examples
+    --------
+    >>> IndexSettings(probes=128).probes
+    128
+    """
+
+    candidates: int | None = None
+    escalate: int = 8
+    lists_per_sqrt_n: float = 1.0
+    probes: int = 32
+    audit: int = 1000
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.candidates is not None:
+            check_int(self.candidates, "candidates", minimum=2)
+        check_int(self.escalate, "escalate", minimum=1)
+        check_int(self.probes, "probes", minimum=1)
+        check_int(self.audit, "audit", minimum=0)
+        check_int(self.seed, "seed", minimum=0)
+        if not (isinstance(self.lists_per_sqrt_n, (int, float)) and self.lists_per_sqrt_n > 0):
+            raise ValueError(f"lists_per_sqrt_n must be a positive number, "
+                             f"got {self.lists_per_sqrt_n!r}")
+
+    def describe(self, k: int) -> str:
+        """A one-line account of the settings, for signatures and reports."""
+        return (f"faiss-ivf(lists={self.lists_per_sqrt_n:g}sqrt(n),probes={self.probes},"
+                f"L={self.list_length(k)},escalate={self.escalate},audit={self.audit},"
+                f"seed={self.seed})")
+
+    def list_length(self, k: int) -> int:
+        return self.candidates or 2 * k + 16
+
+
+@dataclass(frozen=True)
+class NeighbourReport:
+    """What the index path decided how: certified balls, exact fallbacks, the audit.
+
+    Attributes
+    ----------
+    method : str
+        The index and its settings.
+    balls : int
+        Balls decided (radius, neighbours and members).
+    certified : int
+        Decided from their candidate lists: the list ran past the radius (see
+        :mod:`markeval.geometry.index` for what that certifies, and under which condition).
+    fallback : int
+        Decided by exact distances to every point (the list stayed inside the ball).
+    audited : int
+        Points checked against exact distances.
+    agreed : int
+        Of those, how many the index path decided exactly as the exact path does.
+    """
+
+    method: str
+    balls: int
+    certified: int
+    fallback: int
+    audited: int
+    agreed: int
+
+    @property
+    def certified_fraction(self) -> float:
+        """``certified / balls``: the share decided from the index's candidates alone."""
+        return self.certified / self.balls if self.balls else 1.0
+
+    @property
+    def audit_agreement(self) -> float:
+        """``agreed / audited`` (nan without an audit)."""
+        return self.agreed / self.audited if self.audited else math.nan
+
+    def __add__(self, other: NeighbourReport) -> NeighbourReport:
+        if self.method != other.method:
+            raise ValueError(f"cannot add reports of {self.method} and {other.method}")
+        return NeighbourReport(self.method, self.balls + other.balls,
+                               self.certified + other.certified, self.fallback + other.fallback,
+                               self.audited + other.audited, self.agreed + other.agreed)
+
+    def __str__(self) -> str:
+        audit = (f"audit {self.agreed}/{self.audited} agree" if self.audited
+                 else "no audit")
+        return (f"{self.method}: {self.certified}/{self.balls} balls certified "
+                f"({100 * self.certified_fraction:.2f}%), {self.fallback} exact fallback, "
+                f"{audit}")
+
+
+# --------------------------------------------------------------------------- the index
+
+
+class _Faiss:
+    """faiss ``IndexIVFFlat`` over float32 points, searched for candidate ids."""
+
+    def __init__(self, points: np.ndarray, settings: IndexSettings):
+        try:
+            import faiss
+        except ImportError:
+            raise ImportError(f"neighbours='index' needs faiss-cpu: {INSTALL}") from None
+        n, d = points.shape
+        self.lists = max(1, min(n // 39, int(settings.lists_per_sqrt_n * math.sqrt(n))))
+        self.index = faiss.IndexIVFFlat(faiss.IndexFlatL2(d), d, self.lists)
+        self.index.cp.seed = settings.seed
+        # k-means on at most 64 points per list, and no warning below 39 (we keep >= 39).
+        self.index.cp.max_points_per_centroid = 64
+        self.index.cp.min_points_per_centroid = 1
+        self.index.train(points)
+        self.index.add(points)
+
+    def search(self, queries: np.ndarray, L: int, probes: int) -> np.ndarray:
+        import contextlib
+        import io
+
+        from faiss.contrib.big_batch_search import big_batch_search
+
+        self.index.nprobe = min(probes, self.lists)
+        # List by list: the queries that probe a list against its points in one matrix
+        # product (3 times faster here than query by query). It prints progress lines to
+        # stdout whatever its verbosity: they are dropped.
+        with contextlib.redirect_stdout(io.StringIO()):
+            found = big_batch_search(self.index, queries, L, method="knn_function",
+                                     threaded=1)[1]
+        return found.astype(np.int64)
+
+
+def _float32(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
+# --------------------------------------------------------------------------- the pass
+
+
+@dataclass
+class _Lists:
+    """Candidate lists of some rows of the union, sorted by exact distance, self excluded."""
+
+    ids: np.ndarray    # (m, L) int64 ids in the union, −1 padding
+    sq: np.ndarray     # (m, L) float64 direct squared distances, inf padding
+    full: np.ndarray   # (m,) bool: the index filled the list (or it holds every other point)
+
+
+def _lists(index: _Faiss, union: np.ndarray, union32: np.ndarray, rows: np.ndarray, L: int,
+           probes: int) -> _Lists:
+    L = min(L, len(union))
+    found = index.search(union32[rows], L, probes)
+    valid = (found >= 0) & (found != rows[:, None])
+    full = valid.sum(axis=1) >= L - 1  # self, when returned, is the one left out
+    r_idx, c_idx = np.nonzero(valid)
+    cols = found[r_idx, c_idx]
+    d = direct_sq(union, union, rows[r_idx], cols)
+    order = np.lexsort((cols, d, r_idx))
+    r_idx, cols, d = r_idx[order], cols[order], d[order]
+    counts = np.bincount(r_idx, minlength=len(rows))
+    rank = np.arange(len(r_idx)) - (np.cumsum(counts) - counts)[r_idx]
+    ids = np.full(found.shape, -1, dtype=np.int64)
+    sq = np.full(found.shape, np.inf)
+    ids[r_idx, rank] = cols
+    sq[r_idx, rank] = d
+    return _Lists(ids, sq, full)
+
+
+@dataclass
+class _SetBalls:
+    """The balls of one set as the index path decided them."""
+
+    ids: np.ndarray | None      # (n, k) neighbours within the set (computed sets only)
+    sq: np.ndarray | None       # (n, k) their squared distances
+    sq_radii: np.ndarray        # (n,)
+    members: dict               # other set j → list of (ball rows, member rows) pairs
+    exact: dict                 # other set j → (fallback rows, per-point, per-ball counts)
+    certified: int
+    fallback: int
+
+
+def _balls_of_set(i, sets, offsets, union, union32, index, k, given, others, settings, ops,
+                  block_size) -> _SetBalls:
+    """Radius, neighbours and members of every ball of set ``i`` (see the module docstring)."""
+    lo, hi = offsets[i], offsets[i + 1]
+    n = hi - lo
+    need_knn = given is None
+    ids = np.full((n, k), -1, np.int64) if need_knn else None
+    sq = np.full((n, k), np.inf) if need_knn else None
+    rad = np.full(n, np.inf) if need_knn else np.asarray(given, dtype=np.float64)
+    members = {j: [] for j in others}
+    todo = np.arange(n)
+    # A list must hold a point and its k neighbours to decide anything.
+    L, probes = max(settings.list_length(k), k + 1), settings.probes
+    for _ in range(2):  # the first search, then one longer one for the balls left open
+        lists = _lists(index, union, union32, todo + lo, L, probes)
+        if need_knn:
+            same = (lists.ids >= lo) & (lists.ids < hi)
+            rank = np.cumsum(same, axis=1)
+            enough = rank[:, -1] >= k
+            # The first k candidates of the own set, nearest first (stable: list order).
+            first = np.argsort(~(same & (rank <= k)), axis=1, kind="stable")[:, :k]
+            cand_ids = np.take_along_axis(np.where(same, lists.ids - lo, -1), first, axis=1)
+            cand_sq = np.take_along_axis(np.where(same, lists.sq, np.inf), first, axis=1)
+            r_here = cand_sq[:, -1]
+        else:
+            enough = np.ones(len(todo), bool)
+            r_here = rad[todo]
+        farthest = np.where(lists.ids >= 0, lists.sq, -np.inf).max(axis=1)
+        everything = (lists.ids >= 0).sum(axis=1) >= len(union) - 1
+        ok = enough & ((lists.full & (farthest > r_here)) | everything)
+        done = todo[ok]
+        if need_knn:
+            ids[done], sq[done], rad[done] = cand_ids[ok], cand_sq[ok], r_here[ok]
+        for j in others:
+            other = (lists.ids >= offsets[j]) & (lists.ids < offsets[j + 1])
+            r_idx, c_idx = np.nonzero(other & (lists.sq <= r_here[:, None]) & ok[:, None])
+            members[j].append((todo[r_idx], lists.ids[r_idx, c_idx] - offsets[j]))
+        todo = todo[~ok]
+        if len(todo) == 0:
+            break
+        L, probes = L * settings.escalate, probes * settings.escalate
+    exact = {}
+    if len(todo):
+        # The lists stayed inside these balls: exact distances to every point decide them.
+        x = sets[i]
+        if need_knn:
+            e_ids, e_sq = knn_rows(x, x, k, ops, self_ids=np.arange(n), rows=todo,
+                                   block_size=block_size)
+            ids[todo], sq[todo], rad[todo] = e_ids, e_sq, e_sq[:, -1]
+        for j in others:
+            got = membership_counts(x[todo], sets[j], ops, r_rows=rad[todo],
+                                    block_size=block_size)["row"]
+            exact[j] = (todo, got[0], got[1])
+    return _SetBalls(ids, sq, rad, members, exact, n - len(todo), len(todo))
+
+
+def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_sets=(),
+               radii=None, block_size=None, progress: bool = False):
+    """Balls and ball counts of several point sets from one index over their union.
+
+    Parameters
+    ----------
+    sets : list of numpy.ndarray
+        The point sets (float32 or float64, same dimension).
+    k : int
+        Neighbours per ball, for the sets whose balls are computed here.
+    memberships : list of (int, int)
+        ``(i, j)``: count the points of set ``j`` in the balls of set ``i``.
+    settings : IndexSettings
+    ops
+        Tile arithmetic of the exact fallbacks and the audit.
+    knn_sets : sequence of int
+        The sets whose k-NN balls are computed here.
+    radii : dict, optional
+        ``{i: squared radii}`` of the given balls of the other sets ``i`` with balls.
+    block_size, progress
+        As in :func:`markeval.geometry.knn_balls`.
+
+    Returns
+    -------
+    (knn, counts, report)
+        ``knn[i]`` = ``(indices, sq_distances)`` for each set of ``knn_sets``;
+        ``counts[(i, j)]`` = ``(points_per_ball of set i, balls_per_point of set j)``;
+        ``report``, a :class:`NeighbourReport`.
+    """
+    from tqdm import tqdm
+
+    sizes = [len(s) for s in sets]
+    offsets = np.cumsum([0] + sizes)
+    union = sets[0] if len(sets) == 1 else np.concatenate(sets)
+    union32 = _float32(union)
+    radii = dict(radii or {})
+    centres = sorted(set(knn_sets) | {bi for bi, _ in memberships})
+    with tqdm(total=len(centres) + 2, desc="index", unit="step", disable=not progress) as bar:
+        bar.set_postfix_str(f"building over {len(union)} points")
+        index = _Faiss(union32, settings)
+        bar.update()
+        decided = {}
+        for i in centres:
+            bar.set_postfix_str(f"balls of set {i}")
+            others = [bj for bi, bj in memberships if bi == i]
+            decided[i] = _balls_of_set(i, sets, offsets, union, union32, index, k,
+                                       None if i in knn_sets else radii[i], others, settings,
+                                       ops, block_size)
+            bar.update()
+        counts = {}
+        for bi, bj in memberships:
+            per_ball = np.zeros(sizes[bi], np.int64)
+            per_point = np.zeros(sizes[bj], np.int64)
+            for balls, members in decided[bi].members[bj]:
+                per_ball += np.bincount(balls, minlength=sizes[bi])
+                per_point += np.bincount(members, minlength=sizes[bj])
+            if bj in decided[bi].exact:
+                rows, in_balls, ball_counts = decided[bi].exact[bj]
+                per_point += in_balls
+                per_ball[rows] += ball_counts
+            counts[(bi, bj)] = (per_ball, per_point)
+        bar.set_postfix_str("audit")
+        knn = {i: (b.ids, b.sq) for i, b in decided.items() if b.ids is not None}
+        sq_radii = {i: b.sq_radii for i, b in decided.items()}
+        audited, agreed = _audit(sets, k, knn, sq_radii, counts, settings, ops, block_size)
+        bar.update()
+    certified = sum(b.certified for b in decided.values())
+    fallback = sum(b.fallback for b in decided.values())
+    report = NeighbourReport(settings.describe(k), certified + fallback, certified, fallback,
+                             audited, agreed)
+    return knn, counts, report
+
+
+def _audit(sets, k, knn, sq_radii, counts, settings, ops, block_size):
+    """Re-decide ``settings.audit`` random points of each set by exact distances."""
+    if settings.audit == 0:
+        return 0, 0
+    rng = np.random.default_rng(settings.seed)
+    audited = agreed = 0
+    for i, x in enumerate(sets):
+        involved = i in knn or any(i in pair for pair in counts)
+        if not involved:
+            continue
+        rows = np.sort(rng.choice(len(x), min(settings.audit, len(x)), replace=False))
+        ok = np.ones(len(rows), bool)
+        exact_rad = sq_radii[i][rows] if i in sq_radii else None
+        if i in knn:
+            e_ids, e_sq = knn_rows(x, x, k, ops, self_ids=np.arange(len(x)), rows=rows,
+                                   block_size=block_size)
+            ids, sq = knn[i]
+            ok &= (ids[rows] == e_ids).all(axis=1) & (sq[rows] == e_sq).all(axis=1)
+            exact_rad = e_sq[:, -1]
+        for (bi, bj), (per_ball, per_point) in counts.items():
+            if bi == i:  # as centres: the members of their exact balls
+                got = membership_counts(x[rows], sets[bj], ops, r_rows=exact_rad,
+                                        block_size=block_size)["row"][1]
+                ok &= got == per_ball[rows]
+            if bj == i:  # as queries: how many balls (as decided) hold them
+                got = membership_counts(x[rows], sets[bi], ops, r_cols=sq_radii[bi],
+                                        block_size=block_size)["col"][0]
+                ok &= got == per_point[rows]
+        audited += len(rows)
+        agreed += int(ok.sum())
+    return audited, agreed

@@ -1,0 +1,282 @@
+"""The index path of markeval.geometry, the tile tasks, and both on a local Dask cluster.
+
+The index path is checked three ways: where its condition holds (an index that scans every
+list) it must equal the exact path bit for bit; where no list can certify a ball every ball
+falls back to exact distances and it must again equal the exact path; and on real word-level
+embeddings (BBC News, the packaged MiniLM) it must agree with the exact path on at least
+99.9 % of the samples' counts, with all four Mark-Evaluate scores and improved precision and
+recall within 1e-3 (the small version of ``benchmarks/neighbour_agreement.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from markeval.distribution.ipr import improved_precision_recall
+from markeval.geometry import (IndexSettings, NeighbourReport, ball_membership, knn_balls,
+                               mutual_balls, mutual_membership)
+from markeval.geometry.tasks import knn_tiles, membership_tiles
+from markeval.population.mark_evaluate import mark_evaluate, mark_evaluate_from_balls
+
+faiss = pytest.importorskip("faiss")
+
+
+def clustered(n, d=8, centres=12, seed=0, dtype=np.float32):
+    """Points around a few centres: the structure an inverted file is made for."""
+    rng = np.random.default_rng(seed)
+    c = rng.normal(size=(centres, d)) * 6
+    return (c[rng.integers(0, centres, n)] + rng.normal(size=(n, d))).astype(dtype)
+
+
+def assert_same(got, want):
+    """Two MutualBalls with identical neighbours, radii and counts."""
+    for name in ("balls_a", "balls_b"):
+        np.testing.assert_array_equal(getattr(got, name).indices, getattr(want, name).indices)
+        np.testing.assert_array_equal(getattr(got, name).sq_distances,
+                                      getattr(want, name).sq_distances)
+    for name in ("a_in_b", "b_in_a"):
+        np.testing.assert_array_equal(getattr(got, name).balls_per_point,
+                                      getattr(want, name).balls_per_point)
+        np.testing.assert_array_equal(getattr(got, name).points_per_ball,
+                                      getattr(want, name).points_per_ball)
+
+
+# --------------------------------------------------------------------------- the index path
+
+
+def test_an_index_that_scans_everything_equals_the_exact_path():
+    """probes >= lists: every list is the true nearest, so certified means exact."""
+    a, b = clustered(900, seed=1), clustered(700, seed=2)
+    exact = mutual_balls(a, b, 4)
+    got = mutual_balls(a, b, 4, neighbours=IndexSettings(probes=10_000, audit=50))
+    assert_same(got, exact)
+    r = got.report
+    assert isinstance(r, NeighbourReport) and r.balls == 1600
+    assert r.certified + r.fallback == r.balls and r.certified_fraction > 0.9
+    assert (r.audited, r.agreed) == (100, 100) and r.audit_agreement == 1.0
+    assert got.balls_a.report is r and got.a_in_b.report is r
+    assert "balls certified" in str(r)
+
+
+def test_lists_too_short_to_certify_fall_back_to_exact_distances():
+    """L = k + 1: a list of a point and k others never runs past the k-th, so every ball is
+    decided by exact distances."""
+    a, b = clustered(300, seed=3), clustered(250, seed=4)
+    got = mutual_balls(a, b, 3, neighbours=IndexSettings(candidates=4, escalate=1, probes=1,
+                                                         audit=0))
+    assert_same(got, mutual_balls(a, b, 3))
+    assert (got.report.certified, got.report.fallback) == (0, 550)
+    assert got.report.audited == 0 and np.isnan(got.report.audit_agreement)
+
+
+def test_one_set_and_given_balls_through_the_index():
+    a, b = clustered(600, seed=5), clustered(500, seed=6)
+    settings = IndexSettings(probes=10_000, audit=20)
+    exact_a = knn_balls(a, 3)
+    got_a = knn_balls(a, 3, neighbours=settings)
+    np.testing.assert_array_equal(got_a.indices, exact_a.indices)
+    np.testing.assert_array_equal(got_a.sq_distances, exact_a.sq_distances)
+    assert got_a.report.balls == 600
+    m = ball_membership(b, exact_a, neighbours=settings)
+    want = ball_membership(b, exact_a)
+    np.testing.assert_array_equal(m.balls_per_point, want.balls_per_point)
+    np.testing.assert_array_equal(m.points_per_ball, want.points_per_ball)
+    exact_b = knn_balls(b, 3)
+    for got, want in zip(mutual_membership(exact_a, exact_b, neighbours=settings),
+                         mutual_membership(exact_a, exact_b)):
+        np.testing.assert_array_equal(got.balls_per_point, want.balls_per_point)
+        np.testing.assert_array_equal(got.points_per_ball, want.points_per_ball)
+
+
+def test_tiny_sets_are_exact_through_the_index():
+    a = np.array([[0.0], [1.0], [3.0]])
+    b = np.array([[0.5], [10.0], [11.0]])
+    got = mutual_balls(a, b, 1, neighbours="index")
+    assert_same(got, mutual_balls(a, b, 1))
+    assert got.report.certified_fraction == 1.0  # every list holds every point
+
+
+@pytest.fixture(scope="module")
+def bbc_word_samples():
+    """Word-level samples (MiniLM, last five layers) of 45 BBC sentences from each half."""
+    from markeval.datasets import bbc_sentences
+    from markeval.population.samples import word_samples
+
+    sets = []
+    for split in ("a", "b"):
+        sentences = bbc_sentences(split=split, unique=True)["sentence"].tolist()[:45]
+        sets.append(word_samples(sentences, progress=False))
+    return sets
+
+
+def test_agreement_with_exact_on_real_word_embeddings(bbc_word_samples):
+    """The small version of benchmarks/neighbour_agreement.py (there: 25k and 100k)."""
+    a, b = bbc_word_samples
+    assert min(len(a), len(b)) > 4000
+    k = 3
+    exact = mutual_balls(a, b, k)
+    got = mutual_balls(a, b, k, neighbours="index")
+    agree = np.concatenate([
+        (got.balls_a.indices == exact.balls_a.indices).all(axis=1)
+        & (got.a_in_b.balls_per_point == exact.a_in_b.balls_per_point)
+        & (got.b_in_a.points_per_ball == exact.b_in_a.points_per_ball),
+        (got.balls_b.indices == exact.balls_b.indices).all(axis=1)
+        & (got.b_in_a.balls_per_point == exact.b_in_a.balls_per_point)
+        & (got.a_in_b.points_per_ball == exact.a_in_b.points_per_ball)])
+    assert agree.mean() >= 0.999
+    me = [mark_evaluate_from_balls(g.balls_a, g.balls_b, membership=(g.a_in_b, g.b_in_a))
+          for g in (exact, got)]
+    for part in ("petersen", "schnabel_quality", "schnabel_diversity", "capture"):
+        assert abs(getattr(me[0], part).score - getattr(me[1], part).score) <= 1e-3, part
+    ipr = improved_precision_recall(a, b, k, progress=False, neighbours="index")
+    assert abs(ipr.precision - exact.b_in_a.inside_any.mean()) <= 1e-3  # exact precision
+    assert abs(ipr.recall - exact.a_in_b.inside_any.mean()) <= 1e-3
+    assert ipr.neighbour_report.audited == 2000
+
+
+def test_results_carry_the_report_and_say_so_in_the_signature():
+    a, b = clustered(400, seed=7), clustered(400, seed=8)
+    exact = mark_evaluate(a, b, 3, progress=False)
+    got = mark_evaluate(a, b, 3, progress=False, neighbours=IndexSettings(probes=10_000))
+    assert exact.neighbour_report is None and "neighbours" not in exact.signature
+    assert got.neighbour_report.balls == 800
+    for part in (got, got.petersen, got.schnabel_quality, got.schnabel_diversity, got.capture):
+        assert part.neighbour_report is got.neighbour_report
+        assert "|neighbours:faiss-ivf(" in part.signature
+    assert got.petersen.score == exact.petersen.score
+    ipr = improved_precision_recall(a, b, progress=False, neighbours="index")
+    assert "|neighbours:faiss-ivf(" in ipr.signature and ipr.neighbour_report.balls == 800
+
+
+def test_float32_points_stay_float32_and_decide_as_float64():
+    a = clustered(200, seed=9)
+    balls32 = knn_balls(a, 2)
+    balls64 = knn_balls(a.astype(np.float64), 2)
+    assert balls32.points.dtype == np.float32 and balls64.points.dtype == np.float64
+    np.testing.assert_array_equal(balls32.indices, balls64.indices)
+    np.testing.assert_array_equal(balls32.sq_distances, balls64.sq_distances)
+
+
+def test_neighbours_bad_input(monkeypatch):
+    x = np.zeros((5, 2))
+    with pytest.raises(ValueError, match=r"neighbours must be one of \('exact', 'index'\) or "
+                                         r"an IndexSettings, got 'fast'"):
+        knn_balls(x, 1, neighbours="fast")
+    with pytest.raises(ValueError, match="n_jobs=2 runs the exact path's tiles as tasks"):
+        knn_balls(x, 1, neighbours="index", n_jobs=2)
+    with pytest.raises(ValueError, match="n_jobs must be a positive int, got 0"):
+        knn_balls(x, 1, n_jobs=0)
+    with pytest.raises(ValueError, match="probes must be a positive int, got 0"):
+        IndexSettings(probes=0)
+    with pytest.raises(ValueError, match="candidates must be >= 2, got 1"):
+        IndexSettings(candidates=1)
+    with pytest.raises(ValueError, match="lists_per_sqrt_n must be a positive number"):
+        IndexSettings(lists_per_sqrt_n=0)
+    with pytest.raises(ValueError, match=r"block_size must be an int or a pair"):
+        knn_balls(x, 1, block_size=(1, 2, 3))
+    monkeypatch.setitem(__import__("sys").modules, "faiss", None)
+    with pytest.raises(ImportError, match=r'pip install "markeval\[index\]"'):
+        knn_balls(x + np.arange(5)[:, None], 1, neighbours="index")
+
+
+# --------------------------------------------------------------------------- tile tasks
+
+
+def test_tiles_merge_exactly_across_many_small_tiles():
+    """Integer coordinates (ties, duplicates) cut into 7 × 11 tiles, run in two processes."""
+    rng = np.random.default_rng(10)
+    x = rng.integers(-2, 3, size=(60, 3)).astype(float)
+    y = rng.integers(-2, 3, size=(45, 3)).astype(float)
+    arithmetic = ("numpy", None, "float32")
+    for k in (1, 4):
+        ids, sq = knn_tiles(x, k, arithmetic, (7, 11), n_jobs=2)
+        want = knn_balls(x, k)
+        np.testing.assert_array_equal(ids, want.indices)
+        np.testing.assert_array_equal(sq, want.sq_distances)
+    bx, by = knn_balls(x, 3), knn_balls(y, 2)
+    got = membership_tiles(x, y, arithmetic, r_cols=by.sq_radii, r_rows=bx.sq_radii,
+                           tile=(7, 11), n_jobs=2)
+    a_in_b, b_in_a = mutual_membership(bx, by)
+    np.testing.assert_array_equal(got["col"][0], a_in_b.balls_per_point)
+    np.testing.assert_array_equal(got["col"][1], a_in_b.points_per_ball)
+    np.testing.assert_array_equal(got["row"][0], b_in_a.balls_per_point)
+    np.testing.assert_array_equal(got["row"][1], b_in_a.points_per_ball)
+
+
+def test_the_selection_over_wide_tiles_is_exact():
+    """Tiles wider than the columns the first bound is sampled from (see knn_tile)."""
+    rng = np.random.default_rng(11)
+    s = rng.integers(-3, 4, size=(700, 2)).astype(float)  # heavy ties
+    for k in (1, 5, 40):
+        for block in ((64, 700), (100, 300)):
+            got = knn_balls(s, k, block_size=block)
+            want = knn_balls(s, k, block_size=(700, 5))
+            np.testing.assert_array_equal(got.indices, want.indices)
+            np.testing.assert_array_equal(got.sq_distances, want.sq_distances)
+
+
+def test_the_counts_on_a_local_dask_cluster_equal_one_process():
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    a, b = clustered(500, seed=12), clustered(400, seed=13)
+    one = mutual_balls(a, b, 3)
+    me_one = mark_evaluate(a, b, 3, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, timeout="60s"), \
+            joblib.parallel_config(backend="dask"):
+        on_cluster = mutual_balls(a, b, 3, n_jobs=None, block_size=(128, 128))
+        me_cluster = mark_evaluate(a, b, 3, progress=False, n_jobs=None)
+    assert_same(on_cluster, one)
+    assert me_cluster == me_one
+
+
+def test_reproduce_runs_a_stages_units_on_a_scheduler(tmp_path, monkeypatch, capsys):
+    distributed = pytest.importorskip("distributed")
+    import threading
+
+    import pandas as pd
+
+    from markeval.reproduce import cli, run
+    from markeval.reproduce.stage import Stage
+
+    stage = Stage(name="squares", title="squares", settings=lambda p: {"base": 3},
+                  units=lambda s: [str(i) for i in range(6)], compute=_square_rows,
+                  compare=lambda rows, s: pd.DataFrame([{
+                      "paper": "-", "table": "-", "row": "-", "column": "-",
+                      "paper_value": 0.0, "our_value": rows["value"].sum(), "setting": "-"}]),
+                  parallel=True)
+    monkeypatch.setattr(cli, "all_stages", lambda: {"squares": stage})
+    monkeypatch.setattr(run, "all_stages", lambda: {"squares": stage})
+    monkeypatch.setenv("MARKEVAL_CACHE", str(tmp_path / "cache"))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        argv = ["--stage", "squares", "--profile", "ci", "--out", str(tmp_path / "out"),
+                "--scheduler", cluster.scheduler_address]
+        assert cli.main(argv) == 0
+    # Each unit ran on a worker thread of the cluster, none in this (the main) thread.
+    assert len(_threads_seen) == 6
+    assert threading.main_thread().name not in _threads_seen
+    assert "squares (ci): 6 units computed, 0 reused" in capsys.readouterr().out
+    rows = run.read_rows(tmp_path / "out", "squares")
+    assert sorted(rows["value"]) == [float(3 + i * i) for i in range(6)]
+    assert cli.main(["--stage", "squares", "--profile", "ci", "--out", str(tmp_path / "x"),
+                     "--scheduler", "tpc://127.0.0.1:8786"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--scheduler tpc://127.0.0.1:8786: cannot reach the scheduler (unknown address " \
+           "scheme 'tpc'" in err
+
+
+_threads_seen: list[str] = []
+
+
+def _square_rows(unit, settings):
+    import threading
+
+    import pandas as pd
+
+    _threads_seen.append(threading.current_thread().name)
+    return pd.DataFrame({"metric": ["sq"], "value": [float(settings["base"] + int(unit) ** 2)]})

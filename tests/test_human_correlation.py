@@ -164,12 +164,12 @@ def test_grouped_correlation_bad_input():
 
 
 def test_a_score_constant_up_to_rounding_is_undefined_but_small_scores_are_not():
-    from markeval.experiments.human_correlation import _undefined_reason
+    from markeval.experiments.human_correlation import undefined_reason
 
     human = np.array([0.1, 0.4, 0.2])
-    assert _undefined_reason(np.array([0.3, 0.3 + 5e-17, 0.3 - 5e-17]), human).startswith(
+    assert undefined_reason(np.array([0.3, 0.3 + 5e-17, 0.3 - 5e-17]), human).startswith(
         "constant metric score")
-    assert _undefined_reason(np.array([0.0, 1e-300, 3e-300]), human) is None
+    assert undefined_reason(np.array([0.0, 1e-300, 3e-300]), human) is None
 
 
 def test_results_follow_the_protocol():

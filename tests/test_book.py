@@ -254,9 +254,6 @@ def test_outputs_greet_readers_calmly(ipynb):
 # --- numbered, captioned figures and tables -------------------------------------------------
 
 NUMBERED = [md for md in CHAPTERS if md.stem[:2].isdigit()]
-#: Chapters whose figures and tables their author captions next; the mark fails (strict) as
-#: soon as they pass, so that it is removed then.
-CAPTIONS_PENDING = {"12_mark_evaluate", "15_mt_embedding_correlation"}
 _MD_TABLE_ROW = re.compile(r"^\|.*\|\s*$")
 
 
@@ -312,9 +309,7 @@ def _captioned(md) -> list[tuple[str, str]]:
     return found
 
 
-@pytest.mark.parametrize("md", [pytest.param(
-    m, marks=pytest.mark.xfail(strict=True, reason="captions pending"))
-    if m.stem in CAPTIONS_PENDING else m for m in NUMBERED], ids=[m.stem for m in NUMBERED])
+@pytest.mark.parametrize("md", NUMBERED, ids=[m.stem for m in NUMBERED])
 def test_figures_and_tables_are_numbered_captioned_and_referenced(md):
     """Every figure and table a chapter shows has a caption and a name (so the book numbers
     it: "Fig. 13.2", "Table 13.4"), and the text refers to it with {numref}."""
@@ -328,8 +323,7 @@ def test_figures_and_tables_are_numbered_captioned_and_referenced(md):
 
 
 def test_figure_and_table_names_are_unique_in_the_book():
-    names = [name for md in NUMBERED if md.stem not in CAPTIONS_PENDING
-             for name, problem in _captioned(md) if not problem]
+    names = [name for md in NUMBERED for name, problem in _captioned(md) if not problem]
     repeated = sorted({n for n in names if names.count(n) > 1})
     assert not repeated, f"figure/table names used twice: {repeated}"
 
@@ -337,10 +331,7 @@ def test_figure_and_table_names_are_unique_in_the_book():
 _PROVENANCE_LINE = re.compile(r"\bcommit [0-9a-f]{7,}|\b\d+ s on \d+ cores|\btook \d+ min\b")
 
 
-@pytest.mark.parametrize("ipynb", [pytest.param(
-    p, marks=pytest.mark.xfail(strict=True, reason="provenance box pending"))
-    if p.stem == "15_mt_embedding_correlation" else p for p in NOTEBOOKS],
-    ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("ipynb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_provenance_stays_in_its_box(ipynb):
     """Commits, machines and compute times are in the collapsed "How these numbers were made"
     box (markeval.reproduce.results.provenance_box, a removed cell glued into the box), never

@@ -118,7 +118,9 @@ def _stage(encoder: str, suffix: str) -> Stage:
         title=f"Mark-Evaluate Table 5: PRD's r over k-means seeds and settings (WMT17{model})",
         settings=lambda profile: _settings(profile, encoder),
         units=lambda settings: list(settings["pairs"]), compute=_compute, compare=_compare,
-        check_units=lambda settings: ["cs-en"] if settings["sentences"] else [],
+        # the consistency test recomputes ci's unit; a full unit (MiniLM: every sentence,
+        # mpnet: 500 per system, encoded afresh) takes minutes, beyond what CI affords
+        check_units=lambda settings: ["cs-en"] if settings["disk_cache"] else [],
         # k-means on float32 vectors: another CPU's last bits can move a centre, and with it a
         # histogram bin, by one point in n (24 sentences in ci).
         tolerance=0.05, selection=("pairs",), parallel=True,

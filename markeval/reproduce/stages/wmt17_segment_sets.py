@@ -193,13 +193,22 @@ def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _check_units(settings: dict) -> list[str]:
+    """The unit the consistency test recomputes: the first, except mpnet's in full (500
+    segments of cs-en's systems through the 12-layer encoder take about 5 min on 2 cores;
+    MiniLM's take about 80 s)."""
+    if settings["encoder"] == MPNET and not settings["disk_cache"]:
+        return []
+    return _units(settings)[:1]
+
+
 def _stage(encoder: str, suffix: str) -> Stage:
     model = "" if encoder == ENCODER else f", {encoder}"
     return Stage(
         name=f"wmt17_segment_sets{suffix}",
         title=f"Mark-Evaluate Tables 2 and 6, set metrics per segment (WMT17{model})",
         settings=lambda profile: _settings(profile, encoder), units=_units, compute=_compute,
-        compare=_compare, check_units=lambda settings: _units(settings)[:1],
+        compare=_compare, check_units=_check_units,
         # A segment's score moves by 1/n (n ~ 140 samples) when another CPU's last bits swap
         # two neighbours; averaged over a unit's segments such a swap moves a mean by far less.
         tolerance=5e-3, selection=("pairs",), parallel=True, cost=_cost)

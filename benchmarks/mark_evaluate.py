@@ -17,13 +17,18 @@ under ``cache_dir() / "embeddings"`` (the first run embeds ``2 n`` sentences: mi
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 
 from markeval.geometry import sq_distance_blocks
 from markeval.population.mark_evaluate import mark_evaluate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from neighbour_data import sentence_sets  # noqa: E402
 
 
 def _floor(a, b, backend):
@@ -42,22 +47,6 @@ def _measure(fn):
     return out, seconds, peak
 
 
-def _bbc(n: int):
-    from markeval.datasets import bbc_sentences, cache_dir
-    from markeval.encoders import sentence_embeddings
-
-    rng = np.random.default_rng(0)
-    sets = []
-    for split in ("a", "b"):
-        sentences = bbc_sentences(split=split, unique=True)["sentence"].tolist()
-        if len(sentences) < n:
-            raise SystemExit(f"split {split!r} has only {len(sentences)} unique sentences < n={n}")
-        chosen = [sentences[i] for i in np.sort(rng.choice(len(sentences), n, replace=False))]
-        sets.append(sentence_embeddings(chosen, progress=False,
-                                        cache_dir=cache_dir() / "embeddings").astype(np.float64))
-    return sets
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", choices=("random", "bbc"), default="random")
@@ -67,7 +56,7 @@ def main() -> None:
     parser.add_argument("--backend", default="numpy")
     args = parser.parse_args()
     if args.data == "bbc":
-        a, b = _bbc(args.n)
+        a, b = (s.astype(np.float64) for s in sentence_sets(args.n))
     else:
         rng = np.random.default_rng(0)
         a = rng.normal(size=(args.n, args.dim))

@@ -26,43 +26,16 @@ import argparse
 import csv
 import json
 import os
-import resource
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from geometry import PeakRSS  # noqa: E402  (benchmarks/geometry.py)
 from neighbour_data import word_sets  # noqa: E402
-
-
-def rss_mib() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * resource.getpagesize() / 2**20
-
-
-class PeakRSS:
-    """Peak resident memory over a block, sampled every 5 ms by a background thread."""
-
-    def __enter__(self):
-        self.base = self.peak = rss_mib()
-        self._stop = threading.Event()
-
-        def sample():
-            while not self._stop.wait(0.005):
-                self.peak = max(self.peak, rss_mib())
-
-        self._thread = threading.Thread(target=sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, rss_mib())
 
 
 def _floor(a, b, dtype) -> float:

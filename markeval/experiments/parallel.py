@@ -135,6 +135,20 @@ def _leave_ctrl_c_to_the_caller() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _quiet_killed_worker_reports() -> None:
+    """On Ctrl-C (or an error) :func:`run_units` kills the workers mid-unit. loky's resource
+    tracker, a process of its own, may then report a killed worker's semaphore as leaked and
+    fail to remove it because it is already gone (``FileNotFoundError``): noise printed after
+    the caller's own message. The tracker takes its warning filters from this process's ``-W``
+    options, so this filter, in place before the first pool starts it, silences just those
+    reports."""
+    import sys
+
+    option = "ignore:resource_tracker:UserWarning"
+    if option not in sys.warnoptions:
+        sys.warnoptions.append(option)
+
+
 def _until_error(units: Iterable, failed: list) -> Iterable:
     """The units, ending at the first one that cannot be made (its error goes in ``failed``).
 
@@ -166,6 +180,7 @@ def _joblib(n_jobs: int | None):
 
     backend, _ = get_active_backend()
     if isinstance(backend, LokyBackend):  # joblib's default: our process pool
+        _quiet_killed_worker_reports()
         pool = LokyBackend(inner_max_num_threads=1, initializer=_leave_ctrl_c_to_the_caller)
         parallel = joblib.Parallel(n_jobs=n_jobs or joblib.cpu_count(), backend=pool,
                                    return_as="generator")

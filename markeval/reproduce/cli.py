@@ -94,21 +94,8 @@ def _cluster(address: str | None):
         client.close()
 
 
-def _quiet_pool_teardown() -> None:
-    """Ctrl-C stops the workers at once, mid-unit (:func:`~markeval.experiments.parallel.run_units`
-    kills them). loky's resource tracker, a process of its own, may then report a killed
-    worker's semaphore as leaked and fail to remove it because it is already gone
-    (``FileNotFoundError``), after the command's one-line message. The tracker takes its
-    warning filters from this process's ``-W`` options, so one filter, in place before the
-    first pool starts, keeps that message the last line."""
-    option = "ignore:resource_tracker:UserWarning"
-    if option not in sys.warnoptions:
-        sys.warnoptions.append(option)
-
-
 def main(argv=None) -> int:
     """Run the reproduction on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
-    _quiet_pool_teardown()
     kept = 0
     try:
         stages = all_stages()

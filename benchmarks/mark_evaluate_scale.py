@@ -14,7 +14,8 @@ layers, WMT17 references against one system's outputs: ``benchmarks/neighbour_da
    ``n``), and the index path's certified fraction and audit.
 
 Goals printed at the end: all four scores on 10⁵ × 10⁵ in ≤ 60 s; 10⁶ × 10⁶ runs with
-memory linear in ``n``. Rows go to ``--csv``.
+memory linear in ``n``. Rows go to ``--csv``, replacing its rows of the sizes run (the others
+are kept, so one size can be remeasured alone).
 
     nice -n 10 python benchmarks/mark_evaluate_scale.py [--sizes 10000 30000 100000 300000
         1000000] [--probes 128] [--exact-max 30000] [--dtype-n 10000] [--k 3]
@@ -98,7 +99,9 @@ def one_size(n: int, k: int, probes: int, exact: bool) -> dict:
             e = mark_evaluate(a, b, k, progress=False)
             row["exact_s"] = round(time.perf_counter() - start, 1)
         row.update(exact_peak_mib=round(mem.peak - mem.base), exact_petersen=e.petersen.score)
-    row["load"] = round(os.getloadavg()[0], 1)
+    from markeval.reproduce.run import commit, machine
+
+    row.update(load=round(os.getloadavg()[0], 1), commit=commit(), machine=machine())
     return row
 
 
@@ -154,6 +157,11 @@ def main() -> None:
         print(f"goal: 10^6 x 10^6 runs: {by_n[1_000_000]['index_s']:.0f} s, peak "
               f"{by_n[1_000_000]['index_peak_mib']} MiB above the data; bytes per sample "
               f"from {min(per)} to {max(per)} across the sizes (linear when flat)")
+    # Rows of sizes not run this time are kept: a size can be remeasured on its own.
+    if args.csv.exists():
+        with open(args.csv, newline="") as fh:
+            rows += [r for r in csv.DictReader(fh) if int(r["n"]) not in by_n]
+        rows.sort(key=lambda r: int(r["n"]))
     args.csv.parent.mkdir(parents=True, exist_ok=True)
     with open(args.csv, "w", newline="") as fh:
         fields = list(dict.fromkeys(key for r in rows for key in r))

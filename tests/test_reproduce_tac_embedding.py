@@ -81,7 +81,7 @@ def test_topic_means_and_best_k():
     assert k1.value == pytest.approx(0.3) and k1.n_topics == 2 and k1.undefined == "C"
     assert k1.ci_low <= 0.3 <= k1.ci_high
     assert k3.value == pytest.approx(0.5) and k3.ci_low == k3.ci_high == pytest.approx(0.5)
-    assert te.best_k(means, 2009, "ME CAPTURE", "pyr_score", "kendall", [1, 3]) == 3
+    assert te.family_best_k(means, 2009, "ME CAPTURE", "pyr_score", "kendall", [1, 3]) == 3
 
 
 def test_rows_and_comparison(stage):

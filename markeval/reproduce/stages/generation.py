@@ -148,11 +148,10 @@ def ladder_correlations(rows: pd.DataFrame, k, chains=None) -> pd.DataFrame:
     return chain_correlations(wide, chains)
 
 
-def best_k(rows: pd.DataFrame, settings: dict) -> dict:
-    """Per k-NN metric, the K of the grid with the highest pooled quality τ on all sentences.
-
-    Ties go to the smaller K. Returns ``{metric label: K}``.
-    """
+def metric_best_k(rows: pd.DataFrame, settings: dict) -> dict:
+    """Per k-NN metric, :func:`~markeval.experiments.choosing_k.best_k` of the pooled quality
+    τ on all sentences. Returns ``{metric label: K}``."""
+    from markeval.experiments.choosing_k import best_k
     from markeval.experiments.ranking import K_FAMILY
 
     pooled = {}
@@ -160,7 +159,7 @@ def best_k(rows: pd.DataFrame, settings: dict) -> dict:
         corr = ladder_correlations(rows, k)
         corr = corr[(corr["round"] == 0) & (corr["chain"] == "pooled")].set_index("metric")
         pooled[k] = corr["tau"]
-    return {metric: max(settings["ks"], key=lambda k: (pooled[k][metric], -k))
+    return {metric: best_k({k: pooled[k][metric] for k in settings["ks"]})
             for metric in K_FAMILY}
 
 
@@ -177,7 +176,7 @@ def table1(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     """
     from markeval.experiments.ranking import K_FAMILY
 
-    best = best_k(rows, settings)
+    best = metric_best_k(rows, settings)
     choices = {"default": {m: settings["default_k"][f] for m, f in K_FAMILY.items()},
                "best": best}
     out = []

@@ -42,9 +42,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from markeval.experiments.choosing_k import best_k
 from markeval.reproduce.stage import Stage, comparison_row
 
-__all__ = ["DEFAULT_K", "IPR_K", "KS", "SEGMENT_PAIRS", "SYSTEM_PAIRS", "best_k",
+__all__ = ["DEFAULT_K", "IPR_K", "KS", "SEGMENT_PAIRS", "SYSTEM_PAIRS", "estimator_best_k",
            "sentence_subset_of", "unit_encoder",
            "sample_size_curve", "segment_correlations", "segment_long", "segment_scores",
            "set_metrics",
@@ -419,11 +420,10 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(constant, np.nan, (xc * yc).sum(axis=-1) / scale)
 
 
-def best_k(corr: pd.DataFrame, estimator: str, ks=KS) -> int:
-    """The single K of the grid with the highest average r of one ME estimator (``level`` kept
-    out: ``corr`` is one granularity's correlations)."""
-    means = {k: corr[corr.metric == f"{estimator} K={k}"].value.mean() for k in ks}
-    return int(max(means, key=lambda k: (-np.inf if np.isnan(means[k]) else means[k])))
+def estimator_best_k(corr: pd.DataFrame, estimator: str, ks=KS) -> int:
+    """:func:`~markeval.experiments.choosing_k.best_k` of one ME estimator's average r over
+    the pairs (``corr``: one granularity's correlations)."""
+    return best_k({k: corr[corr.metric == f"{estimator} K={k}"].value.mean() for k in ks})
 
 
 #: Mark-Evaluate column -> our metric name (``{k}``: the K).
@@ -457,7 +457,7 @@ def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
             template = ME_COLUMNS[column]
             if "{k}" in template:
                 estimator = template.replace(" K={k}", "")
-                best = best_k(corr, estimator, settings["ks"])
+                best = estimator_best_k(corr, estimator, settings["ks"])
                 choices = [(settings["default_k"], f"default K={settings['default_k']}"),
                            (best, f"best single K={best} of {settings['ks']}")]
             else:
@@ -494,7 +494,9 @@ def _stages(encoder: str, suffix: str = "") -> tuple[Stage, Stage]:
               settings=lambda profile: _segment_settings(profile, encoder),
               units=lambda settings: list(settings["pairs"]),
               compute=_segment_compute, compare=_segment_compare,
-              check_units=lambda settings: ["lv-en"] if settings["segments"] else [],
+              # In full, lv-en (its 560 segments) with MiniLM; mpnet encodes ~6 times slower.
+              check_units=lambda settings: (["lv-en"] if settings["segments"]
+                                            or settings["encoder"] == ENCODER else []),
               # No k-NN here: every score is a continuous function of the float32 vectors,
               # which differ between CPUs and BLAS builds by about 1e-6; 1e-4 leaves a margin
               # of 100.

@@ -30,7 +30,7 @@ import pandas as pd
 
 from markeval.reproduce.stage import Stage, comparison_row
 from markeval.reproduce.stages.wmt17 import (DEFAULT_K, ENCODER, IPR_K, KS, MPNET, SYSTEM_PAIRS,
-                                             best_k)
+                                             estimator_best_k)
 
 __all__ = ["PROTOCOL", "SET_METRICS", "STAGES", "system_scores"]
 
@@ -138,7 +138,8 @@ def system_scores(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _label(metric: str, k) -> str:
-    """The wmt17_system stage's name of a set metric (for :func:`best_k` and the tables)."""
+    """The wmt17_system stage's name of a set metric (for :func:`estimator_best_k` and the
+    tables)."""
     labels = {"prd_precision": "PRD precision", "ipr_precision": "IPR precision",
               "me_petersen": "ME Petersen", "me_schnabel_quality": "ME Schnabel Q",
               "me_capture": "ME CAPTURE"}
@@ -174,7 +175,7 @@ def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
             if column in ("PRD", "IMPAR"):
                 choices = [(label, f"IPR k={settings['ipr_k']}" if column == "IMPAR" else "")]
             else:
-                best = best_k(corr, label, settings["ks"])
+                best = estimator_best_k(corr, label, settings["ks"])
                 choices = [(f"{label} K={settings['default_k']}",
                             f"default K={settings['default_k']}"),
                            (f"{label} K={best}", f"best single K={best} of {settings['ks']}")]

@@ -235,6 +235,26 @@ def test_results_download_from_a_url(toy, monkeypatch):
                                   pd.read_csv(toy / "published" / "paper_comparison.csv"))
 
 
+def test_benchmark_rows_from_the_repository_or_a_url(tmp_path, monkeypatch):
+    repo = Path(__file__).resolve().parents[1]
+    committed = pd.read_csv(repo / "benchmarks" / "results" / "mark_evaluate_scale.csv")
+    monkeypatch.chdir(repo / "book")  # as the book executes
+    pd.testing.assert_frame_equal(results.benchmark_rows("mark_evaluate_scale"), committed)
+    monkeypatch.chdir(tmp_path)  # outside the repository, as in Colab
+    monkeypatch.setenv("MARKEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("MARKEVAL_OFFLINE", "1")
+    with pytest.raises(FileNotFoundError, match="MARKEVAL_OFFLINE is set"):
+        results.benchmark_rows("mark_evaluate_scale")
+    url = (repo / "benchmarks" / "results").as_uri()
+    pd.testing.assert_frame_equal(results.benchmark_rows("mark_evaluate_scale", base_url=url),
+                                  committed)
+    cached = tmp_path / "cache" / "results" / "benchmarks" / "mark_evaluate_scale.csv"
+    assert cached in results.cached_files(tmp_path / "cache" / "results")
+    pd.testing.assert_frame_equal(results.benchmark_rows("mark_evaluate_scale"), committed)
+    with pytest.raises(ValueError, match="name must be one of .*got 'timings'"):
+        results.benchmark_rows("timings")
+
+
 def test_bad_arguments(capsys, tmp_path):
     with pytest.raises(ValueError, match="stage must be one of .*'tac_rouge'.*got 'nope'"):
         get_stage("nope")

@@ -20,16 +20,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from markeval._checks import check_choice
 from markeval.cache import atomic_write, cache_root
 from markeval.reproduce.run import compute_units, read_rows
 from markeval.reproduce.stages import get_stage
 
-__all__ = ["RESULTS_URL", "GluedMarkdown", "cached_files", "check_slice", "encoder_gaps",
-           "load_comparison", "load_provenance", "load_rows", "provenance_box",
-           "provenance_summary", "results_dir", "shown_profile"]
+__all__ = ["BENCHMARKS_URL", "BENCHMARK_FILES", "RESULTS_URL", "GluedMarkdown",
+           "benchmark_rows", "cached_files", "check_slice", "encoder_gaps", "load_comparison",
+           "load_provenance", "load_rows", "provenance_box", "provenance_summary", "results_dir",
+           "shown_profile"]
 
 #: Where the committed results are published (the repository's ``book/results``).
 RESULTS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/book/results/"
+#: Where the benchmark scripts' committed results are published (``benchmarks/results``).
+BENCHMARKS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/benchmarks/results/"
+#: The benchmark results a chapter reads (:func:`benchmark_rows`).
+BENCHMARK_FILES = ("mark_evaluate_scale", "neighbour_agreement")
 
 
 def _downloaded_names(provenance: bytes) -> list[str]:
@@ -45,6 +51,7 @@ def cached_files(folder: Path) -> list[Path]:
         names = _downloaded_names((Path(folder) / "provenance.json").read_bytes())
     except (OSError, ValueError):  # no (readable) provenance: only the two fixed names
         names = ["provenance.json", "paper_comparison.csv"]
+    names += [f"benchmarks/{name}.csv" for name in BENCHMARK_FILES]
     return [Path(folder) / name for name in names]
 
 
@@ -91,6 +98,36 @@ def _download(base_url: str, target: Path) -> None:
     for name in _downloaded_names(provenance):
         data = provenance if name == "provenance.json" else _fetch(base_url + name)
         atomic_write(target / name, lambda fh, data=data: fh.write(data))
+
+
+def benchmark_rows(name: str, *, base_url: str | None = None) -> pd.DataFrame:
+    """The committed rows of a benchmark script, ``benchmarks/results/<name>.csv``.
+
+    Found in ``benchmarks/results`` of the working folder or one of its parents; elsewhere
+    (Colab) downloaded once from :data:`BENCHMARKS_URL` into ``<cache root>/results/benchmarks``
+    unless ``MARKEVAL_OFFLINE`` is set.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`BENCHMARK_FILES`.
+    base_url : str, optional
+        Download from here instead of :data:`BENCHMARKS_URL` (``file://`` URLs work).
+    """
+    check_choice(name, "name", BENCHMARK_FILES)
+    file = f"{name}.csv"
+    for folder in [Path.cwd(), *Path.cwd().parents]:
+        if (folder / "benchmarks" / "results" / file).exists():
+            return pd.read_csv(folder / "benchmarks" / "results" / file)
+    target = cache_root() / "results" / "benchmarks" / file
+    if not target.exists():
+        if os.environ.get("MARKEVAL_OFFLINE") and base_url is None:
+            raise FileNotFoundError(
+                f"no benchmarks/results/{file} in {Path.cwd()} or its parents, and "
+                "MARKEVAL_OFFLINE is set: run from inside the repository")
+        data = _fetch((base_url or BENCHMARKS_URL).rstrip("/") + "/" + file)
+        atomic_write(target, lambda fh: fh.write(data))
+    return pd.read_csv(target)
 
 
 def load_rows(stage: str, profile: str = "full") -> pd.DataFrame:

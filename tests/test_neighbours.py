@@ -59,6 +59,21 @@ def test_an_index_that_scans_everything_equals_the_exact_path():
     assert "balls certified" in str(r)
 
 
+def test_one_query_probing_every_list():
+    """A ball searched again alone, its probes raised to every list: too few (query, list)
+    pairs for the list-by-list search (faiss's bucket sort asserts more pairs than lists), so
+    the plain search answers, with the true nearest (every list is scanned)."""
+    from markeval.geometry.index import _Faiss
+
+    x = clustered(2000, seed=7)
+    index = _Faiss(x, IndexSettings())
+    for queries in (x[:1], x[:2]):  # the plain search, then the list-by-list one
+        found = index.search(queries, 10, probes=index.lists)
+        for row, point in zip(found, queries):
+            nearest = np.argsort(((x - point) ** 2).sum(axis=1), kind="stable")[:10]
+            assert set(row) == set(nearest)
+
+
 def test_lists_too_short_to_certify_fall_back_to_exact_distances():
     """L = k + 1: a list of a point and k others never runs past the k-th, so every ball is
     decided by exact distances."""

@@ -204,6 +204,10 @@ class _Faiss:
         from faiss.contrib.big_batch_search import big_batch_search
 
         self.index.nprobe = min(probes, self.lists)
+        if len(queries) * self.index.nprobe <= self.lists:
+            # Too few (query, list) pairs for the list-by-list search, whose bucket sort
+            # needs more of them than lists (faiss asserts it): a second search for one ball.
+            return self.index.search(queries, L)[1].astype(np.int64)
         # List by list: the queries that probe a list against its points in one matrix
         # product (3 times faster here than query by query). It prints progress lines to
         # stdout whatever its verbosity: they are dropped.

@@ -81,7 +81,9 @@ def one_size(n: int, k: int, probes: int, exact: bool) -> dict:
     """Run in a child process: one size, index path (and exact), time and memory."""
     from markeval.geometry import IndexSettings
     from markeval.population.mark_evaluate import mark_evaluate
+    from markeval.reproduce.run import commit, machine
 
+    code = commit()  # the code imported now, before a long run during which HEAD may move
     a, b = word_sets(n, progress=False)
     row = dict(n=n, dim=a.shape[1], k=k, probes=probes, data_mib=round((a.nbytes + b.nbytes)
                                                                         / 2**20))
@@ -99,9 +101,7 @@ def one_size(n: int, k: int, probes: int, exact: bool) -> dict:
             e = mark_evaluate(a, b, k, progress=False)
             row["exact_s"] = round(time.perf_counter() - start, 1)
         row.update(exact_peak_mib=round(mem.peak - mem.base), exact_petersen=e.petersen.score)
-    from markeval.reproduce.run import commit, machine
-
-    row.update(load=round(os.getloadavg()[0], 1), commit=commit(), machine=machine())
+    row.update(load=round(os.getloadavg()[0], 1), commit=code, machine=machine())
     return row
 
 

@@ -182,6 +182,15 @@ def test_check_slice_recomputes_and_catches_drift(toy):
     rows.loc[(rows["unit"] == "b") & (rows["metric"] == "n"), "value"] += 1e-6
     rows.to_csv(out / "toy.csv", index=False)
     assert results.check_slice("toy", "ci")["equal"].tolist() == [True, False]
+    # another unit's 2.5 makes the whole column float in the file: 2.0 still names size 2
+    rows["size"] = rows["size"].where(rows["unit"] != "a", 2.5)
+    rows.to_csv(out / "toy.csv", index=False)
+    assert run.read_rows(out, "toy")["size"].dtype == float
+    assert results.check_slice("toy", "ci")["equal"].tolist() == [True, False]
+    rows.loc[(rows["unit"] == "b") & (rows["metric"] == "n"), "size"] = 3
+    rows.to_csv(out / "toy.csv", index=False)
+    with pytest.raises(AssertionError, match="column 'size' differs"):
+        results.check_slice("toy", "ci")
     rows[rows["unit"] != "b"].to_csv(out / "toy.csv", index=False)
     with pytest.raises(AssertionError, match="2 recomputed rows .* 0 committed"):
         results.check_slice("toy", "ci")

@@ -33,10 +33,16 @@ def test_settings_and_units(segment, system):
     assert len(units) == len(set(units)) == n_pairs * (1 + sum(s_ci["word_draws"]))
     # one unit per pair and subset: every system of the pair inside it
     assert all(u.count("/") in (1, 3) for u in units)
-    # A pooled word unit takes minutes; lv-en's 560 segments with MiniLM take seconds.
-    assert system.check_units(s_full) == [] and segment.check_units(full) == ["lv-en"]
+    # In full, the smallest pooled word unit (a sentence unit encodes every sentence) and
+    # lv-en's 560 segments, with either encoder.
+    assert system.check_units(s_full) == ["word/cs-en/25/0"]
+    # dispatched costliest first: more systems, more sentences, a larger subset cost more
+    cost = {u: system.cost(u, s_full) for u in system.units(s_full)}
+    assert cost["word/zh-en/200/0"] > cost["word/zh-en/100/0"] > cost["word/cs-en/100/0"]
+    assert cost["sentence/zh-en"] > cost["sentence/cs-en"] > cost["word/cs-en/25/0"]
+    assert segment.check_units(full) == ["lv-en"]
     mpnet = get_stage("wmt17_segment_mpnet")
-    assert mpnet.check_units(mpnet.settings_for("full")) == []
+    assert mpnet.check_units(mpnet.settings_for("full")) == ["lv-en"]
 
 
 def test_bad_settings(segment, system):
@@ -170,6 +176,7 @@ def test_the_second_encoder_reads_the_papers_layers():
     # a stated subset at system level: 500 sentences, one draw of 50
     s_full = system.settings_for("full")
     assert (s_full["sentences"], s_full["word_sizes"], s_full["word_draws"]) == (500, [50], [1])
-    assert system.check_units(s_full) == [] and segment.check_units(full) == []
+    assert system.check_units(s_full) == ["word/cs-en/50/0"]
+    assert segment.check_units(full) == ["lv-en"]
     # the MiniLM stages keep their settings (their finished units stay valid)
     assert get_stage("wmt17_system").settings_for("full")["encoder"] == "all-MiniLM-L6-v2"

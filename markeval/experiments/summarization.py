@@ -50,7 +50,7 @@ __all__ = ["EMBEDDING_METRICS", "HUMAN_REFERENCES", "HUMAN_SCORES", "MOVERSCORE_
            "ADAPTATION_RULES", "SummaryItem", "WordSetMetrics", "adapted_set_scores",
            "embedding_scores", "moverscore_idf",
            "moverscore_items", "pairwise_scores", "set_scores", "summary_items",
-           "summary_level_correlations"]
+           "summary_level_correlations", "topic_means"]
 
 #: The human judgements TAC provides for every summary.
 HUMAN_SCORES = ("pyr_score", "responsiveness")
@@ -749,3 +749,43 @@ def summary_level_correlations(scores: Mapping[str, Sequence[float]],
                              ", ".join(str(g) for g, _ in res.undefined)))
     return pd.DataFrame(rows, columns=["metric", "human", "method", "value", "ci_low", "ci_high",
                                        "n_topics", "undefined"])
+
+
+def topic_means(rows: pd.DataFrame, *, n_resamples: int = 0, seed: int = 0) -> pd.DataFrame:
+    """Mean over topics of per-topic correlations (undefined topics left out), for the TAC
+    stages' rows.
+
+    ``rows`` has one correlation per topic in ``value``, keyed by ``year``, ``metric``,
+    ``human`` and ``method``, and the topic in ``unit`` (``"<year>/<topic>"``). Returns one
+    row per key with ``value`` (the mean over the topics whose correlation is defined),
+    ``n_topics`` (how many) and ``undefined`` (the topics left out, by name). With
+    ``n_resamples``, also a 95 % percentile bootstrap interval over topics (``ci_low``,
+    ``ci_high``; NaN with fewer than two topics).
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"unit": ["2009/A", "2009/B", "2009/C"], "year": 2009,
+    ...                      "metric": "ROUGE-1", "human": "pyr_score", "method": "pearson",
+    ...                      "value": [0.2, 0.4, float("nan")]})
+    >>> r = topic_means(rows).iloc[0]
+    >>> round(float(r.value), 6), int(r.n_topics), r.undefined
+    (0.3, 2, 'C')
+    """
+    keys = ["year", "metric", "human", "method"]
+    out = []
+    for key, group in rows.groupby(keys, sort=False):
+        values = group["value"].to_numpy(float)
+        values = values[np.isfinite(values)]
+        row = dict(zip(keys, key), value=values.mean() if values.size else np.nan,
+                   n_topics=int(values.size),
+                   undefined=", ".join(group.loc[~np.isfinite(group["value"]), "unit"]
+                                       .str.split("/").str[1]) if "unit" in group else "")
+        if n_resamples:
+            lo = hi = np.nan
+            if values.size >= 2:
+                rng = np.random.default_rng(seed)
+                means = values[rng.integers(0, values.size, (n_resamples, values.size))].mean(1)
+                lo, hi = np.quantile(means, [0.025, 0.975])
+            row.update(ci_low=lo, ci_high=hi)
+        out.append(row)
+    return pd.DataFrame(out)

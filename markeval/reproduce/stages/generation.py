@@ -460,7 +460,9 @@ STAGES = STAGES + (
           settings=_sensitivity_settings,
           units=lambda settings: _sensitivity_units(settings, ("word_swap",)),
           compute=_sensitivity_compute, compare=_sensitivity_compare,
+          # in full, p = 0: the 10,000-sentence sets are scored, none is re-encoded
           check_units=lambda settings: (["word_swap/seed=1/p=0.5"]
-                                        if settings["n_swap"] <= 200 else []),
+                                        if settings["n_swap"] <= 200 else
+                                        ["word_swap/seed=0/p=0"]),
           tolerance=1e-2, parallel=True, prepare=_prepare_sensitivity),  # as "sensitivity"
 )

@@ -88,14 +88,10 @@ def _compute(unit: str, settings: dict) -> pd.DataFrame:
                       {ROWS[rouge_type]: values for rouge_type, values in scores.items()}, items)
 
 
-def topic_means(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean over topics of the per-topic correlations (undefined topics left out)."""
-    return (rows.groupby(["year", "metric", "human", "method"], sort=False)["value"]
-            .agg(value="mean", n_topics="count").reset_index())
-
-
 def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     out = []
+    from markeval.experiments.summarization import topic_means
+
     for r in topic_means(rows).itertuples():
         if METHODS[r.method] is None:
             continue

@@ -304,6 +304,22 @@ def _parse_unit(unit: str, settings: dict) -> tuple[str, str, int | None, int]:
                      f"got {unit!r}")
 
 
+def _system_cost(unit: str, settings: dict) -> float:
+    """Estimated CPU seconds of a unit, from the measurements in the module docstring: a
+    sentence unit ~0.02 s per sentence and system (encoding dominates); a word unit of ``n``
+    sentences 3 + 0.03 n + 0.001 n^2 s per system (the k-NN counts grow with the square of
+    the samples). all-mpnet-base-v2 encodes six times slower."""
+    from markeval.datasets import load_wmt17, wmt17_da_systems
+
+    level, pair, size, _ = _parse_unit(unit, settings)
+    systems = len(wmt17_da_systems(pair))
+    slower = 6.0 if settings["encoder"] == MPNET else 1.0
+    if level == "sentence":
+        total = len(load_wmt17(pair).references)
+        return systems * 0.02 * (total if size is None else min(size, total)) * slower
+    return systems * ((3 + 0.03 * size) * slower + 0.001 * size ** 2)
+
+
 def _system_compute(unit: str, settings: dict) -> pd.DataFrame:
     """Every system of a pair on the same sentences, against references encoded once."""
     from functools import partial
@@ -481,9 +497,13 @@ def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
 
 
 def _system_check_units(settings: dict) -> list[str]:
+    """cs-en's first word unit of the smallest size (in full: 25 sentences' word samples,
+    about 12 s with MiniLM and a minute with mpnet on two cores), and in ci its sentence
+    unit too (a full sentence unit encodes every sentence, or 500, of every system: minutes)."""
+    word = f"word/cs-en/{settings['word_sizes'][0]}/0"
     if settings["sentences"] is None or settings["sentences"] > 50:
-        return []  # a full unit takes minutes
-    return ["sentence/cs-en", f"word/cs-en/{settings['word_sizes'][0]}/0"]
+        return [word]
+    return ["sentence/cs-en", word]
 
 
 def _stages(encoder: str, suffix: str = "") -> tuple[Stage, Stage]:
@@ -495,8 +515,8 @@ def _stages(encoder: str, suffix: str = "") -> tuple[Stage, Stage]:
               units=lambda settings: list(settings["pairs"]),
               compute=_segment_compute, compare=_segment_compare,
               # In full, lv-en (its 560 segments) with MiniLM; mpnet encodes ~6 times slower.
-              check_units=lambda settings: (["lv-en"] if settings["segments"]
-                                            or settings["encoder"] == ENCODER else []),
+              # lv-en in full: its 560 segments take about a minute with mpnet
+              check_units=lambda settings: ["lv-en"],
               # No k-NN here: every score is a continuous function of the float32 vectors,
               # which differ between CPUs and BLAS builds by about 1e-6; 1e-4 leaves a margin
               # of 100.
@@ -514,7 +534,8 @@ def _stages(encoder: str, suffix: str = "") -> tuple[Stage, Stage]:
               # so one swap moves a score by <= 1/200. (Among the few sentence vectors of a ci
               # sentence unit a swap would move it by more, but it needs two distances within
               # ~1e-6 of each other, far below their gaps there.)
-              tolerance=5e-3, selection=("pairs", "word_sizes", "word_draws"), parallel=True),
+              tolerance=5e-3, selection=("pairs", "word_sizes", "word_draws"), parallel=True,
+              cost=_system_cost),
     )
 
 

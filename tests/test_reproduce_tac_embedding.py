@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from markeval import registry
 from markeval.datasets import load_tac
+from markeval.experiments.vocabulary import LONG_COLUMNS
 from markeval.experiments.summarization import (MOVERSCORE_STOP_WORDS, moverscore_items,
                                                topic_means)
 from markeval.reproduce.results import load_rows
@@ -77,23 +79,29 @@ def test_bad_settings(stage):
 def test_topic_means_and_best_k():
     rows = pd.DataFrame({
         "unit": ["2009/A", "2009/B", "2009/C"] * 2,
-        "year": [2009] * 6, "metric": ["ME CAPTURE (K=1)"] * 3 + ["ME CAPTURE (K=3)"] * 3,
+        "year": [2009] * 6, "metric": "me_capture", "k": [1] * 3 + [3] * 3, "options": "",
         "human": ["pyr_score"] * 6, "method": ["kendall"] * 6,
         "value": [0.2, 0.4, np.nan, 0.5, 0.5, 0.5]})
     means = topic_means(rows, n_resamples=200)
     k1, k3 = means.iloc[0], means.iloc[1]
+    assert (k1.metric, k3.metric) == ("ME CAPTURE K=1", "ME CAPTURE K=3")
     assert k1.value == pytest.approx(0.3) and k1.n_topics == 2 and k1.undefined == "C"
     assert k1.ci_low <= 0.3 <= k1.ci_high
     assert k3.value == pytest.approx(0.5) and k3.ci_low == k3.ci_high == pytest.approx(0.5)
-    assert te.family_best_k(means, 2009, "ME CAPTURE", "pyr_score", "kendall", [1, 3]) == 3
+    assert te.family_best_k(means, 2009, "me_capture", "pyr_score", "kendall", [1, 3]) == 3
 
 
 def test_rows_and_comparison(stage):
     rows = load_rows("tac_embedding", "ci")
     assert rows["value"].between(-1, 1).all()
-    metrics = set(rows["metric"])
-    assert {"ROUGE-2", "BERTScore F", "MoverScore WMD-1", "PRD precision",
-            "ME Petersen (K=5)"} <= metrics
+    assert list(rows.columns[-6:]) == list(LONG_COLUMNS)
+    assert set(rows["metric"]) <= set(registry.names())
+    named = set(zip(rows["metric"], rows["k"].fillna(0), rows["options"].fillna("")))
+    assert {("rouge2", 0, "recall"), ("bertscore", 0, ""), ("moverscore", 0, "SMD"),
+            ("prd_precision", 0, ""), ("me_petersen", 5, "")} <= named
+    # ROUGE needs no encoder; the pairwise metrics average over the references
+    assert set(rows[rows.metric.str.startswith("rouge")].encoder.fillna("")) == {""}
+    assert set(rows[rows.metric == "bertscore"].protocol) == {"mean over references"}
     assert (rows.groupby("unit")["n_summaries"].nunique() == 1).all()
     table = stage.compare(rows, stage.settings_for("ci"))
     ms = table[table["paper"] == "MoverScore"]

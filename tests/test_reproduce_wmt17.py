@@ -6,10 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from markeval import registry
 from markeval.datasets import wmt17_da_systems
+from markeval.experiments.vocabulary import LONG_COLUMNS
 from markeval.reproduce.stages import get_stage
 from markeval.reproduce.stages import wmt17
-
 
 
 @pytest.fixture(scope="module")
@@ -77,8 +78,9 @@ def test_set_metrics_equal_the_library_functions(system):
         assert scores[f"ME Schnabel quality (K={k})"] == pytest.approx(me.schnabel_quality.score)
     ipr = improved_precision_recall(ref, cand, k=settings["ipr_k"], progress=False)
     assert scores[f"IPR precision (K={settings['ipr_k']})"] == pytest.approx(ipr.precision)
-    # the stage's names: every one present, IPR at the IPR paper's k only
-    assert set(wmt17._SET_NAMES) <= set(scores)
+    # every score has a registry name and its K
+    names = {sets.registry_name(name) for name in scores}
+    assert ("prd_precision", None) in names and ("me_capture", max(settings["ks"])) in names
 
 
 def test_word_unit_scores_every_system(system):
@@ -87,23 +89,36 @@ def test_word_unit_scores_every_system(system):
     n_systems = len(wmt17_da_systems("cs-en"))
     assert rows.system.nunique() == n_systems and (rows["size"] == 3).all()
     assert (rows.draw == 1).all() and (rows.level == "word").all()
-    per_system = rows.groupby("system").metric.apply(frozenset)
-    assert per_system.nunique() == 1  # the same metrics for every system
-    assert {"-FID", "IPR precision", "PRD precision", "ME Petersen K=1"} <= per_system.iloc[0]
-    assert np.isfinite(rows.score).all()
+    # one vocabulary: registry names, K apart, IPR at the IPR paper's k only, FID positive
+    assert list(rows.columns[-6:]) == list(LONG_COLUMNS)
+    assert set(rows.metric) <= set(registry.names())
+    named = rows.groupby("system")[["metric", "k"]].apply(
+        lambda t: frozenset(zip(t.metric, t.k.fillna(0).astype(int))))
+    assert named.nunique() == 1  # the same metrics for every system
+    assert {("fid", 0), ("ipr_precision", settings["ipr_k"]), ("prd_precision", 0),
+            ("me_petersen", 1), ("bleu", 0)} <= named.iloc[0]
+    assert not ((rows.metric == "ipr_precision") & (rows.k != settings["ipr_k"])).any()
+    assert set(rows[rows.metric.isin(["bleu", "bertscore", "moverscore"])].protocol) == {
+        "corpus"}
+    assert set(rows[~rows.metric.isin(["bleu", "bertscore", "moverscore"])].protocol) == {
+        "pooled"}
+    assert np.isfinite(rows.value).all() and (rows[rows.metric == "fid"].value > 0).all()
 
 
 def test_segment_unit_and_compare(segment):
     settings = dict(segment.settings_for("ci"), segments=12)
     rows = segment.compute("fi-en", settings)
-    assert len(rows) == 12 and (rows.pair == "fi-en").all() and rows.sid.is_unique
-    metrics = [c for c in rows.columns if c not in ("pair", "sid", "system", "human")]
-    assert set(wmt17.SEGMENT_ROWS) <= set(metrics)
-    # HMD-F is the harmonic mean of P and R
-    p, r = rows["HMD-P (BERTScore P)"], rows["HMD-R (BERTScore R)"]
-    np.testing.assert_allclose(rows["HMD-F (BERTScore F)"], 2 * p * r / (p + r), rtol=1e-6)
+    assert list(rows.columns) == ["pair", "sid", "system", "human", *LONG_COLUMNS]
+    assert (rows.pair == "fi-en").all() and set(rows.metric) <= set(registry.names())
+    assert (rows.protocol == "segment").all() and rows.k.isna().all()
+    per_metric = rows.groupby(["metric", "options"]).sid.agg(["size", "nunique"])
+    assert (per_metric["size"] == 12).all() and (per_metric["nunique"] == 12).all()
     long = wmt17.segment_long(rows)
-    assert len(long) == 12 * len(metrics)
+    assert set(wmt17.SEGMENT_ROWS) <= set(long.metric) and len(long) == len(rows)
+    # BERTScore F (HMD-F) is the harmonic mean of P and R
+    wide = long.pivot(index="sid", columns="metric", values="score")
+    p, r = wide["BERTScore (P)"], wide["BERTScore (R)"]
+    np.testing.assert_allclose(wide["BERTScore"], 2 * p * r / (p + r), rtol=1e-6)
     corr = wmt17.segment_correlations(rows)
     assert ((corr.value >= 0) & (corr.value <= 1)).all()
 
@@ -115,14 +130,16 @@ def test_system_compare_has_default_and_best_k(system):
     for pair in settings["pairs"]:
         for s, human in enumerate(rng.normal(size=4)):
             for level, size in [("sentence", 16), ("word", 3), ("word", 6)]:
-                metrics = ["BLEU", "BERTScore F", "MoverScore WMD-1", "-FID", "PRD precision",
-                           "IPR precision"] + [f"ME {e} K={k}" for e in
-                                               ("Schnabel Q", "Petersen", "CAPTURE")
-                                               for k in settings["ks"]]
+                named = [("bleu", None), ("bertscore", None), ("moverscore", None),
+                         ("fid", None), ("prd_precision", None),
+                         ("ipr_precision", settings["ipr_k"])] + [
+                    (m, k) for m in ("me_schnabel_quality", "me_petersen", "me_capture")
+                    for k in settings["ks"]]
                 rows.append(pd.DataFrame({"pair": pair, "system": f"s{s}", "level": level,
                                           "size": size, "draw": 0, "human": human,
-                                          "metric": metrics,
-                                          "score": human + rng.normal(size=len(metrics))}))
+                                          "metric": [m for m, _ in named],
+                                          "k": [k for _, k in named], "options": "",
+                                          "value": human + rng.normal(size=len(named))}))
     rows = pd.concat(rows, ignore_index=True)
     table = system.compare(rows, settings)
     me = table[(table.table == "Table 2") & (table.column == "ME_Petersen")
@@ -139,22 +156,23 @@ def test_sample_size_band_is_a_bootstrap_over_systems():
     rng = np.random.default_rng(3)
     rows = pd.concat([pd.DataFrame({
         "level": "word", "size": size, "draw": 0, "pair": pair, "system": list("abcdef"),
-        "metric": metric, "score": rng.normal(size=6), "human": np.arange(6.0)})
-        for size in (25, 50) for pair in ("p1", "p2") for metric in ("m1", "m2")])
+        "metric": metric, "k": None, "options": "", "value": rng.normal(size=6),
+        "human": np.arange(6.0)})
+        for size in (25, 50) for pair in ("p1", "p2") for metric in ("bleu", "fid")])
     curve = wmt17.sample_size_curve(rows, n_resamples=300, confidence=0.9, seed=7)
     assert list(curve.columns) == ["size", "draw", "metric", "average r", "low", "high"]
     assert len(curve) == 4 and (curve.low <= curve["average r"]).all()
     assert (curve["average r"] <= curve.high).all()
-    part = rows[(rows["size"] == 50) & (rows.metric == "m2")]
+    part = rows[(rows["size"] == 50) & (rows.metric == "fid")]
     means = np.zeros(300)
     for i, pair in enumerate(["p1", "p2"]):
         table = part[part.pair == pair].set_index("system")
         pick = np.random.default_rng([7, i]).integers(0, 6, size=(300, 6))
-        means += [np.corrcoef(table.score.to_numpy()[p], table.human.to_numpy()[p])[0, 1]
+        means += [np.corrcoef(-table.value.to_numpy()[p], table.human.to_numpy()[p])[0, 1]
                   for p in pick]
     means /= 2
     kept = means[np.isfinite(means)]
-    row = curve[(curve["size"] == 50) & (curve.metric == "m2")].iloc[0]
+    row = curve[(curve["size"] == 50) & (curve.metric == "-FID")].iloc[0]
     np.testing.assert_allclose([row.low, row.high], np.quantile(kept, [0.05, 0.95]), rtol=1e-12)
     with pytest.raises(ValueError, match="confidence must be in"):
         wmt17.sample_size_curve(rows, confidence=1.5)
@@ -168,9 +186,9 @@ def test_the_second_encoder_reads_the_papers_layers():
     # BERT's last five layers beside mpnet's last five, layer for layer; MiniLM's from the top
     table6 = {m: rows for m, rows in wmt17.segment_rows("all-mpnet-base-v2").items()
               if rows[0][0] == "Table 6"}
-    assert {m for m in table6 if "layer" in m} == {f"WMD-1 layer {n}" for n in range(8, 13)}
-    assert table6["WMD-1 layer 9"] == [("Table 6", "Wmd-1 + BERT + Layer 9")]
-    assert wmt17.segment_rows("all-MiniLM-L6-v2")["WMD-1 layer 2"] == [
+    assert {m for m in table6 if "layer" in m} == {wmt17.layer_label(n) for n in range(8, 13)}
+    assert table6["MoverScore (layer 9)"] == [("Table 6", "Wmd-1 + BERT + Layer 9")]
+    assert wmt17.segment_rows("all-MiniLM-L6-v2")[wmt17.layer_label(2)] == [
         ("Table 6", "Wmd-1 + BERT + Layer 8")]
     assert wmt17.ENCODER_LAYERS["all-mpnet-base-v2"] == {"layers": 12, "same": 9}
     # a stated subset at system level: 500 sentences, one draw of 50

@@ -413,6 +413,12 @@ def set_scores(items: Sequence[SummaryItem],
     return {name: table[:, j].copy() for j, name in enumerate(names)}
 
 
+#: WordSetMetrics' score names (without the K) -> registry names.
+_SET_METRIC_NAMES = {"PRD precision": "prd_precision", "IPR precision": "ipr_precision",
+                     "ME Petersen": "me_petersen", "ME Schnabel quality": "me_schnabel_quality",
+                     "ME CAPTURE": "me_capture"}
+
+
 class WordSetMetrics:
     """PRD precision, IPR precision and Mark-Evaluate of one summary against its references.
 
@@ -503,6 +509,24 @@ class WordSetMetrics:
     def names(self) -> list[str]:
         """The score names, in the order of each returned mapping."""
         return self._scorer.names
+
+    @staticmethod
+    def registry_name(name: str) -> tuple[str, int | None]:
+        """One of :attr:`names` as a result row names it (:mod:`markeval.experiments.vocabulary`):
+        the registry name and the K.
+
+        Examples
+        --------
+        >>> WordSetMetrics.registry_name("ME Schnabel quality (K=3)")
+        ('me_schnabel_quality', 3)
+        >>> WordSetMetrics.registry_name("PRD precision")
+        ('prd_precision', None)
+        """
+        base, _, k = name.partition(" (K=")
+        metric = _SET_METRIC_NAMES.get(base)
+        if metric is None or (k != "") != (metric != "prd_precision"):
+            raise ValueError(f"name must be one of WordSetMetrics' score names, got {name!r}")
+        return metric, int(k.rstrip(")")) if k else None
 
     def _samples(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.embed(list(texts)), dtype=np.float64)
@@ -755,23 +779,29 @@ def topic_means(rows: pd.DataFrame, *, n_resamples: int = 0, seed: int = 0) -> p
     """Mean over topics of per-topic correlations (undefined topics left out), for the TAC
     stages' rows.
 
-    ``rows`` has one correlation per topic in ``value``, keyed by ``year``, ``metric``,
-    ``human`` and ``method``, and the topic in ``unit`` (``"<year>/<topic>"``). Returns one
-    row per key with ``value`` (the mean over the topics whose correlation is defined),
-    ``n_topics`` (how many) and ``undefined`` (the topics left out, by name). With
-    ``n_resamples``, also a 95 % percentile bootstrap interval over topics (``ci_low``,
-    ``ci_high``; NaN with fewer than two topics).
+    ``rows`` has one correlation per topic in ``value``, keyed by ``year``, the metric (the
+    ``metric``, ``k`` and ``options`` of :mod:`markeval.experiments.vocabulary`), ``human``
+    and ``method``, and the topic in ``unit`` (``"<year>/<topic>"``). Returns one row per key,
+    the metric by its :func:`~markeval.experiments.vocabulary.label`, with ``value`` (the mean
+    over the topics whose correlation is defined), ``n_topics`` (how many) and ``undefined``
+    (the topics left out, by name). With ``n_resamples``, also a 95 % percentile bootstrap
+    interval over topics (``ci_low``, ``ci_high``; NaN with fewer than two topics).
 
     Examples
     --------
     >>> rows = pd.DataFrame({"unit": ["2009/A", "2009/B", "2009/C"], "year": 2009,
-    ...                      "metric": "ROUGE-1", "human": "pyr_score", "method": "pearson",
+    ...                      "metric": "rouge1", "k": None, "options": "recall",
+    ...                      "human": "pyr_score", "method": "pearson",
     ...                      "value": [0.2, 0.4, float("nan")]})
     >>> r = topic_means(rows).iloc[0]
-    >>> round(float(r.value), 6), int(r.n_topics), r.undefined
-    (0.3, 2, 'C')
+    >>> r.metric, round(float(r.value), 6), int(r.n_topics), r.undefined
+    ('ROUGE-1 (recall)', 0.3, 2, 'C')
     """
+    from markeval.experiments.vocabulary import label
+
     keys = ["year", "metric", "human", "method"]
+    rows = rows.assign(metric=[label(m, k, o) for m, k, o in
+                               zip(rows["metric"], rows["k"], rows["options"])])
     out = []
     for key, group in rows.groupby(keys, sort=False):
         values = group["value"].to_numpy(float)

@@ -258,8 +258,8 @@ def check_slice(stage: str, profile: str = "ci", units=None, *,
         if numeric:
             x, y = a.to_numpy(float), b.to_numpy(float)
             same = (x == y) | (np.isnan(x) & np.isnan(y))
-        else:
-            same = a.astype(str) == b.astype(str)
+        else:  # an empty field (options "") reads back as a missing value on both sides
+            same = (a.isna() & b.isna()) | (a.astype(str) == b.astype(str)).fillna(False)
         if not same.all():
             raise AssertionError(f"stage {stage!r}: column {column!r} differs from the "
                                  "committed rows (rows in another order or other labels)")

@@ -17,7 +17,9 @@ The encoder is all-MiniLM-L6-v2 (stage ``tac_embedding``) or all-mpnet-base-v2, 
 papers' BERT-base (12 layers, 768 dimensions; stage ``tac_embedding_mpnet``, BERTScore on its
 9th layer as bert-score reads BERT-base), not the papers' BERT-base fine-tuned on MNLI. ROUGE-1 and ROUGE-2 (recall, pooled references, as in the ``tac_rouge``
 stage) are scored on the same summaries, for a row that no encoder touches. A unit is one
-topic of one year; its rows are that topic's correlations.
+topic of one year; its rows are that topic's correlations, each metric named as in
+:mod:`markeval.experiments.vocabulary` (protocol "mean over references" for BERTScore and
+MoverScore, "pooled references" for ROUGE and the set metrics).
 """
 
 from __future__ import annotations
@@ -34,16 +36,20 @@ HUMAN = {"responsiveness": "Responsiveness", "pyr_score": "Pyramid"}
 #: Correlation -> MoverScore Table 2's sub-column, Mark-Evaluate Table 3's row suffix.
 MS_METHODS = {"pearson": "r", "spearman": "rho"}
 ME_METHODS = {"pearson": "r", "spearman": "p", "kendall": "k"}
-#: Our metric -> the row of MoverScore Table 2.
-MS_ROWS = {"BERTScore F": "BERTScore-F1", "MoverScore WMD-1": "Wmd-1 + BERT + MNLI + PMeans",
-           "MoverScore WMD-2": "Wmd-2 + BERT + MNLI + PMeans",
-           "MoverScore SMD": "SMD + BERT + MNLI + PMeans"}
-#: Our metric (family) -> the column of Mark-Evaluate Table 3 (TAC 2009 only).
-ME_COLUMNS = {"BERTScore F": "BERTScore", "MoverScore WMD-1": "MoverScore",
-              "PRD precision": "PRD", "IPR precision": "IMPAR", "ME Petersen": "ME_Petersen",
-              "ME Schnabel quality": "ME_Schnabel", "ME CAPTURE": "ME_CAPTURE"}
-#: The K fixed in advance for each k-NN family (the papers' defaults).
-DEFAULT_K = {"IPR precision": 3, "ME Petersen": 1, "ME Schnabel quality": 1, "ME CAPTURE": 1}
+#: embedding_scores' pairwise metrics -> (registry name, options); each summary is scored
+#: against each reference and the scores averaged.
+PAIRWISE = {"BERTScore F": ("bertscore", ""), "MoverScore WMD-1": ("moverscore", ""),
+            "MoverScore WMD-2": ("moverscore", "WMD-2"), "MoverScore SMD": ("moverscore", "SMD")}
+#: Our metric (registry name, options) -> the row of MoverScore Table 2.
+MS_ROWS = {("bertscore", ""): "BERTScore-F1", ("moverscore", ""): "Wmd-1 + BERT + MNLI + PMeans",
+           ("moverscore", "WMD-2"): "Wmd-2 + BERT + MNLI + PMeans",
+           ("moverscore", "SMD"): "SMD + BERT + MNLI + PMeans"}
+#: Our metric (registry name) -> the column of Mark-Evaluate Table 3 (TAC 2009 only).
+ME_COLUMNS = {"bertscore": "BERTScore", "moverscore": "MoverScore", "prd_precision": "PRD",
+              "ipr_precision": "IMPAR", "me_petersen": "ME_Petersen",
+              "me_schnabel_quality": "ME_Schnabel", "me_capture": "ME_CAPTURE"}
+#: The K fixed in advance for each k-NN metric (the papers' defaults).
+DEFAULT_K = {"ipr_precision": 3, "me_petersen": 1, "me_schnabel_quality": 1, "me_capture": 1}
 METHODS = ("pearson", "spearman", "kendall")
 ENCODER = "all-MiniLM-L6-v2"
 MPNET = "all-mpnet-base-v2"
@@ -98,11 +104,14 @@ def _encoder(encoder: str):
 
 
 def topic_scores(unit: str, settings: dict):
-    """The topic's summary items, every metric's per-summary scores, and the too-short count."""
+    """The topic's summary items, every metric's per-summary scores (keyed as
+    :func:`~markeval.reproduce.stages.tac_rouge.topic_rows` takes them), and the too-short
+    count."""
     from markeval.datasets import load_tac
-    from markeval.experiments.summarization import (MOVERSCORE_STOP_WORDS, embedding_scores,
-                                                    moverscore_items)
+    from markeval.experiments.summarization import (MOVERSCORE_STOP_WORDS, WordSetMetrics,
+                                                    embedding_scores, moverscore_items)
     from markeval.lexical.rouge import rouge
+    from markeval.reproduce.stages.tac_rouge import rouge_key
 
     _check(settings)
     year, topic_id = unit.split("/")
@@ -117,24 +126,32 @@ def topic_scores(unit: str, settings: dict):
     lexical = rouge([i.text for i in items], [list(i.references) for i in items],
                     ["rouge1", "rouge2"], multi_ref="pool", tokenize="words", use_stemmer=True,
                     empty_reference="zero")
-    scores = {"ROUGE-1": np.array(lexical["rouge1"].recalls),
-              "ROUGE-2": np.array(lexical["rouge2"].recalls), **scores}
-    return items, scores, n_short
+    keyed = {rouge_key(t): np.array(lexical[t].recalls) for t in ("rouge1", "rouge2")}
+    for name, values in scores.items():
+        if name in PAIRWISE:
+            metric, options = PAIRWISE[name]
+            keyed[("mean over references", metric, None, options)] = values
+        else:
+            keyed[("pooled references", *WordSetMetrics.registry_name(name), "")] = values
+    return items, keyed, n_short
 
 
 def _compute(unit: str, settings: dict) -> pd.DataFrame:
     from markeval.reproduce.stages.tac_rouge import topic_rows
 
     items, scores, n_short = topic_scores(unit, settings)
-    return topic_rows(int(unit.split("/")[0]), scores, items, n_too_short=n_short)
+    return topic_rows(int(unit.split("/")[0]), scores, items, encoder=settings["encoder"],
+                      n_too_short=n_short)
 
 
 def family_best_k(means: pd.DataFrame, year: int, family: str, human: str, method: str,
                   ks) -> int:
-    """:func:`~markeval.experiments.choosing_k.best_k` of one family's mean correlation."""
+    """:func:`~markeval.experiments.choosing_k.best_k` of one k-NN metric's (registry name)
+    mean correlation (``means``: :func:`~markeval.experiments.summarization.topic_means`)."""
     from markeval.experiments.choosing_k import best_k
+    from markeval.experiments.vocabulary import label
 
-    return best_k({k: _value(means, year, f"{family} (K={k})", human, method) for k in ks})
+    return best_k({k: _value(means, year, label(family, k), human, method) for k in ks})
 
 
 def _setting(settings: dict, k: str = "") -> str:
@@ -152,33 +169,35 @@ def _value(means, year, metric, human, method) -> float:
 
 def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     from markeval.experiments.summarization import topic_means
+    from markeval.experiments.vocabulary import label
 
     means = topic_means(rows)
     out = []
-    for metric, row in MS_ROWS.items():
+    for (metric, options), row in MS_ROWS.items():
         for year in sorted(set(means.year)):
-            for human, label in HUMAN.items():
+            for human, judged in HUMAN.items():
                 for method, stat in MS_METHODS.items():
                     out.append(comparison_row(
-                        "MoverScore", "Table 2", row, f"TAC-{year} / {label} / {stat}",
-                        _value(means, year, metric, human, method), _setting(settings)))
+                        "MoverScore", "Table 2", row, f"TAC-{year} / {judged} / {stat}",
+                        _value(means, year, label(metric, options=options), human, method),
+                        _setting(settings)))
     if 2009 in set(means.year):
         from markeval.paper_values import paper_table
 
         table3 = paper_table("Mark-Evaluate", "Table 3")
         for metric, column in ME_COLUMNS.items():
-            for human, label in HUMAN.items():
+            for human, judged in HUMAN.items():
                 for method, stat in ME_METHODS.items():
-                    row = f"{label} ({stat})"
+                    row = f"{judged} ({stat})"
                     if not np.isfinite(table3.loc[row, column]):
                         continue  # Table 3 prints "-" (BERTScore's Kendall cells)
                     if metric not in DEFAULT_K:
-                        variants = [(metric, "")]
+                        variants = [(label(metric), "")]
                     else:
                         k0 = DEFAULT_K[metric]
                         kb = family_best_k(means, 2009, metric, human, method, settings["ks"])
-                        variants = [(f"{metric} (K={k0})", f"; K={k0} (default)"),
-                                    (f"{metric} (K={kb})", f"; K={kb} (best of "
+                        variants = [(label(metric, k0), f"; K={k0} (default)"),
+                                    (label(metric, kb), f"; K={kb} (best of "
                                      f"{','.join(map(str, settings['ks']))})")]
                     for name, note in variants:
                         out.append(comparison_row(

@@ -21,8 +21,10 @@ import pandas as pd
 from markeval.lexical.rouge import rouge
 from markeval.reproduce.stage import Stage, comparison_row
 
-#: Our ROUGE type -> the row of MoverScore Table 2.
+#: Our ROUGE type (registry name) -> the row of MoverScore Table 2.
 ROWS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2"}
+#: How the stage reads ROUGE (:mod:`markeval.experiments.vocabulary`): recall, references pooled.
+ROUGE_OPTIONS, ROUGE_PROTOCOL = "recall", "pooled references"
 #: Human score -> its column label in MoverScore Table 2; correlation -> its sub-column.
 HUMAN = {"responsiveness": "Responsiveness", "pyr_score": "Pyramid"}
 METHODS = {"pearson": "r", "spearman": "rho", "kendall": None}
@@ -59,17 +61,20 @@ def topic_scores(unit: str, settings: dict):
     return items, {t: np.array(result[t].recalls) for t in settings["types"]}
 
 
-def topic_rows(year: int, scores: dict, items, **extra) -> pd.DataFrame:
+def topic_rows(year: int, scores: dict, items, *, encoder: str = "", **extra) -> pd.DataFrame:
     """A topic's rows: each metric's correlation with each human score, by each method.
 
-    ``scores``: metric name -> one score per item of the topic. ``extra`` columns (counts)
-    come before ``value``. A correlation undefined in this topic (constant scores) is NaN,
-    left out of the mean over topics.
+    ``scores``: ``(protocol, metric, k, options)`` (:mod:`markeval.experiments.vocabulary`)
+    -> one score per item of the topic; ``encoder`` names the model a metric read ("" for
+    ROUGE). ``extra`` columns (counts) come before the vocabulary's. A correlation undefined
+    in this topic (constant scores) is NaN, left out of the mean over topics.
     """
     from markeval.stats import correlation
 
     rows = []
-    for metric, values in scores.items():
+    for (protocol, metric, k, options), values in scores.items():
+        named = {"encoder": "" if metric in ROWS else encoder, "protocol": protocol,
+                 "metric": metric, "k": k, "options": options}
         for human in HUMAN:
             truth = [getattr(i, human) for i in items]
             for method in METHODS:
@@ -77,26 +82,35 @@ def topic_rows(year: int, scores: dict, items, **extra) -> pd.DataFrame:
                     value = correlation(values, truth, method, n_resamples=0).value
                 except ValueError:
                     value = float("nan")
-                rows.append({"year": year, "metric": metric, "human": human, "method": method,
-                             "n_summaries": len(items), **extra, "value": value})
+                rows.append({"year": year, "human": human, "method": method,
+                             "n_summaries": len(items), **extra, **named, "value": value})
     return pd.DataFrame(rows)
+
+
+def rouge_key(rouge_type: str) -> tuple:
+    """The ``scores`` key of :func:`topic_rows` for ROUGE-N recall, references pooled."""
+    return ROUGE_PROTOCOL, rouge_type, None, ROUGE_OPTIONS
 
 
 def _compute(unit: str, settings: dict) -> pd.DataFrame:
     items, scores = topic_scores(unit, settings)
     return topic_rows(int(unit.split("/")[0]),
-                      {ROWS[rouge_type]: values for rouge_type, values in scores.items()}, items)
+                      {rouge_key(rouge_type): values for rouge_type, values in scores.items()},
+                      items)
 
 
 def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     from markeval.experiments.summarization import topic_means
+    from markeval.experiments.vocabulary import label
 
+    paper_row = {label(name, options=ROUGE_OPTIONS): row for name, row in ROWS.items()}
     out = []
     for r in topic_means(rows).itertuples():
         if METHODS[r.method] is None:
             continue
         column = f"TAC-{r.year} / {HUMAN[r.human]} / {METHODS[r.method]}"
-        out.append(comparison_row("MoverScore", "Table 2", r.metric, column, r.value, SETTING))
+        out.append(comparison_row("MoverScore", "Table 2", paper_row[r.metric], column,
+                                  r.value, SETTING))
     return pd.DataFrame(out)
 
 

@@ -8,7 +8,11 @@ Two stages, both on all-MiniLM-L6-v2 (the papers used BERT-base fine-tuned on MN
   (WMD-1, WMD-2, SMD: power means over the last five layers; MoverScore Table 1) and WMD-1 on
   each single MiniLM layer (the analogue of MoverScore Table 6). A unit is a language pair; its
   rows are the per-segment scores, so the chapter computes correlations, intervals and
-  Williams' tests from the committed rows. SentBLEU here is markeval's default sentence BLEU,
+  Williams' tests from the committed rows. They are long (``pair``, ``sid``, ``system``,
+  ``human``, then the columns of :mod:`markeval.experiments.vocabulary`, protocol
+  ``segment``): SentBLEU is ``bleu`` with options "sentence", BERTScore P and R have options
+  "P" and "R", the mover distances say what differs from the v1 unigram recipe ("WMD-1, same
+  vectors", "SMD", "layer 3"). SentBLEU here is markeval's default sentence BLEU,
   a yardstick beside the embedding metrics; MoverScore Table 7's SentBLEU row is reproduced
   by the stage ``wmt17_lexical``, which runs the WMT17 baseline as the metrics task did.
 * ``wmt17_system`` — every system of the five pairs of Mark-Evaluate Table 2. Unit
@@ -18,7 +22,11 @@ Two stages, both on all-MiniLM-L6-v2 (the papers used BERT-base fine-tuned on MN
   ``word/<pair>/<size>/<draw>``: the same metrics for every system on one random subset of
   ``size`` sentences (the same subset for every system of the pair; ``draw`` seeds it), the
   set metrics on word-level samples (every word piece at each of the last five layers;
-  Mark-Evaluate Tables 2 and 6); the sizes and draws form the sample-size study.
+  Mark-Evaluate Tables 2 and 6); the sizes and draws form the sample-size study. Its rows are
+  long, in the vocabulary of :mod:`markeval.experiments.vocabulary`: ``pair``, ``system``,
+  ``level``, ``size``, ``draw``, ``human`` (system DA), then ``encoder``, ``protocol``
+  (``corpus`` for BLEU, BERTScore, MoverScore; ``pooled`` for the set metrics), ``metric``
+  (the registry name), ``k``, ``options`` and ``value`` (FID as a distance; tables show -FID).
 
   Shared work is done once per unit: the references are encoded once, and their samples and
   k-NN balls (at the largest K, the smaller K read as prefixes) are reused for every system
@@ -43,9 +51,11 @@ import numpy as np
 import pandas as pd
 
 from markeval.experiments.choosing_k import best_k
+from markeval.experiments.vocabulary import LONG_COLUMNS, label, oriented_scores
 from markeval.reproduce.stage import Stage, comparison_row
 
-__all__ = ["DEFAULT_K", "IPR_K", "KS", "SEGMENT_PAIRS", "SYSTEM_PAIRS", "estimator_best_k",
+__all__ = ["DEFAULT_K", "IPR_K", "KS", "ME_COLUMNS", "ME_K_COLUMNS", "SEGMENT_PAIRS",
+           "SYSTEM_PAIRS", "estimator_best_k", "k_choices", "layer_label", "me_column_label",
            "sentence_subset_of", "unit_encoder",
            "sample_size_curve", "segment_correlations", "segment_long", "segment_scores",
            "set_metrics",
@@ -84,30 +94,33 @@ def unit_encoder(layers, settings: dict, capacity: int | None = None):
 
 
 def segment_scores(hyps: list[str], refs: list[str], encoder, *, layer: int = -1
-                   ) -> dict[str, list[float]]:
-    """Every segment-level metric of the stage on one pair's judged segments.
+                   ) -> dict[tuple[str, str], list[float]]:
+    """Every segment-level metric of the stage on one pair's judged segments, keyed by
+    registry name and options (:mod:`markeval.experiments.vocabulary`).
 
-    BERTScore and the "same vectors" mover distances read hidden state ``layer``; the v1
-    recipe its last five; the Table 6 analogue every layer of the encoder in turn.
+    Sentence BLEU; BERTScore P, R and F (MoverScore Table 5's HMD) and the mover distances
+    on the "same vectors" read hidden state ``layer``; the v1 recipe (unigrams: the registry's
+    MoverScore, bigrams, sentence points) its last five; the Table 6 analogue every layer of
+    the encoder in turn.
     """
     from markeval import bertscore, moverscore, sentence_bleu
 
     b = bertscore(hyps, refs, model=encoder, layer=layer, progress=False)
-    out = {"SentBLEU": [sentence_bleu(h, [r]).score for h, r in zip(hyps, refs)],
-           "HMD-P (BERTScore P)": b.sentence_precision,
-           "HMD-R (BERTScore R)": b.sentence_recall, "HMD-F (BERTScore F)": b.sentence_f1}
+    out = {("bleu", "sentence"): [sentence_bleu(h, [r]).score for h, r in zip(hyps, refs)],
+           ("bertscore", "P"): b.sentence_precision, ("bertscore", "R"): b.sentence_recall,
+           ("bertscore", ""): b.sentence_f1}
     for n in (1, 2):
-        out[f"WMD-{n} same vectors"] = moverscore(hyps, refs, model=encoder, progress=False,
-                                                  n_gram=n, layers=[layer],
-                                                  **SAME_VECTORS).sentence_scores
-    for name, options in {"WMD-1": dict(n_gram=1), "WMD-2": dict(n_gram=2),
+        out[("moverscore", f"WMD-{n}, same vectors")] = moverscore(
+            hyps, refs, model=encoder, progress=False, n_gram=n, layers=[layer],
+            **SAME_VECTORS).sentence_scores
+    for name, options in {"": dict(n_gram=1), "WMD-2": dict(n_gram=2),
                           "SMD": dict(level="sentence")}.items():
-        out[f"{name} (v1)"] = moverscore(hyps, refs, model=encoder, preset="v1", progress=False,
-                                         **options).sentence_scores
+        out[("moverscore", name)] = moverscore(hyps, refs, model=encoder, preset="v1",
+                                               progress=False, **options).sentence_scores
     for layer in range(1, encoder.num_layers + 1):
-        out[f"WMD-1 layer {layer}"] = moverscore(hyps, refs, model=encoder, preset="v1",
-                                                 n_gram=1, layers=[layer],
-                                                 progress=False).sentence_scores
+        out[("moverscore", f"layer {layer}")] = moverscore(
+            hyps, refs, model=encoder, preset="v1", n_gram=1, layers=[layer],
+            progress=False).sentence_scores
     return out
 
 
@@ -124,23 +137,32 @@ def _segment_compute(unit: str, settings: dict) -> pd.DataFrame:
 
     layers = ENCODER_LAYERS[settings["encoder"]]
     encoder = unit_encoder(range(0, layers["layers"] + 1), settings)
+    named = {}  # segment_level_scores takes string keys: "<metric>|<options>"
+
+    def scores(hyps, refs):
+        out = segment_scores(hyps, refs, encoder, layer=layers["same"])
+        named.update({f"{m}|{o}": (m, o) for m, o in out})
+        return {f"{m}|{o}": v for (m, o), v in out.items()}
+
     table = segment_level_scores(
-        unit, {"m": lambda h, r: segment_scores(h, r, encoder, layer=layers["same"])},
-        subset=sentence_subset(560, settings["segments"]), detokenize=settings["detokenize"])
+        unit, {"m": scores}, subset=sentence_subset(560, settings["segments"]),
+        detokenize=settings["detokenize"])
     table["metric"] = table.metric.str.replace("m ", "", n=1)
+    # metric by metric, each over the segments in the order they were judged
     wide = table.pivot_table(index=["sid", "system", "human"], columns="metric",
                              values="score", sort=False).reset_index()
-    wide.columns.name = None
-    wide.insert(0, "pair", unit)
-    return wide.astype({"sid": int})
+    long = wide.melt(id_vars=["sid", "system", "human"], var_name="name", value_name="value")
+    metric, options = zip(*long.pop("name").map(named))
+    long = long.assign(pair=unit, encoder=settings["encoder"], protocol="segment",
+                       metric=metric, k=np.nan, options=options)
+    return long[["pair", "sid", "system", "human", *LONG_COLUMNS]].astype({"sid": int})
 
 
 def segment_long(rows: pd.DataFrame) -> pd.DataFrame:
-    """The stage's wide rows as the long table of ``segment_level_scores``."""
-    keys = ["pair", "sid", "system", "human"]
-    metrics = [c for c in rows.columns if c not in keys + ["profile", "unit"]]
-    long = rows.melt(id_vars=keys, value_vars=metrics, var_name="metric", value_name="score")
-    return long[["pair", "sid", "system", "metric", "score", "human"]]
+    """The stage's rows as the long table of ``segment_level_scores``, each metric under its
+    :func:`~markeval.experiments.vocabulary.label`."""
+    return oriented_scores(rows.reset_index(drop=True), keys=("pair", "sid", "system", "human")
+                           )[["pair", "sid", "system", "metric", "score", "human"]]
 
 
 def segment_correlations(rows: pd.DataFrame, n_resamples: int = 0, seed: int = 0
@@ -152,26 +174,31 @@ def segment_correlations(rows: pd.DataFrame, n_resamples: int = 0, seed: int = 0
                                 seed=seed)
 
 
-#: Our segment metric -> (table, row) of MoverScore beside it (the Table 6 layers are added
-#: per encoder by :func:`segment_rows`).
+#: Our segment metric's label -> (table, row) of MoverScore beside it (the Table 6 layers
+#: are added per encoder by :func:`segment_rows`).
 SEGMENT_ROWS = {
-    "HMD-F (BERTScore F)": [("Table 1", "BERTScore-F1"), ("Table 5", "Hmd-F1 + BERT")],
-    "HMD-R (BERTScore R)": [("Table 5", "Hmd-Recall + BERT")],
-    "HMD-P (BERTScore P)": [("Table 5", "Hmd-Prec + BERT")],
-    "WMD-1 same vectors": [("Table 5", "Wmd-unigram + BERT")],
-    "WMD-2 same vectors": [("Table 5", "Wmd-bigram + BERT")],
-    "WMD-1 (v1)": [("Table 1", "Wmd-1 + BERT + MNLI + PMeans"),
-                   ("Table 6", "Wmd-1 + BERT + PMeans")],
-    "WMD-2 (v1)": [("Table 1", "Wmd-2 + BERT + MNLI + PMeans")],
-    "SMD (v1)": [("Table 1", "Smd + BERT + MNLI + PMeans")],
+    label("bertscore"): [("Table 1", "BERTScore-F1"), ("Table 5", "Hmd-F1 + BERT")],
+    label("bertscore", options="R"): [("Table 5", "Hmd-Recall + BERT")],
+    label("bertscore", options="P"): [("Table 5", "Hmd-Prec + BERT")],
+    label("moverscore", options="WMD-1, same vectors"): [("Table 5", "Wmd-unigram + BERT")],
+    label("moverscore", options="WMD-2, same vectors"): [("Table 5", "Wmd-bigram + BERT")],
+    label("moverscore"): [("Table 1", "Wmd-1 + BERT + MNLI + PMeans"),
+                          ("Table 6", "Wmd-1 + BERT + PMeans")],
+    label("moverscore", options="WMD-2"): [("Table 1", "Wmd-2 + BERT + MNLI + PMeans")],
+    label("moverscore", options="SMD"): [("Table 1", "Smd + BERT + MNLI + PMeans")],
 }
+
+
+def layer_label(layer: int) -> str:
+    """The label of WMD-1 (v1 recipe) on one single layer of the encoder."""
+    return label("moverscore", options=f"layer {layer}")
 
 
 def segment_rows(encoder: str) -> dict[str, list[tuple[str, str]]]:
     """:data:`SEGMENT_ROWS` with the Table 6 layers: BERT's last five (8-12) beside the
     encoder's last five, counted from the top (MiniLM's 2-6, all-mpnet-base-v2's 8-12)."""
     top = ENCODER_LAYERS[encoder]["layers"]
-    return {**SEGMENT_ROWS, **{f"WMD-1 layer {top - 12 + bert}": [
+    return {**SEGMENT_ROWS, **{layer_label(top - 12 + bert): [
         ("Table 6", f"Wmd-1 + BERT + Layer {bert}")] for bert in range(8, 13)}}
 
 
@@ -188,8 +215,8 @@ def _segment_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     for metric, places in segment_rows(encoder).items():
         for table, row in places:
             columns = list(paper_table("MoverScore", table).columns)
-            detail = (f"same {same} vectors" if "same" in metric or "HMD" in metric
-                      else "v1 recipe" if "v1" in metric else "single layer, v1 recipe")
+            detail = (f"same {same} vectors" if "same" in metric or "BERTScore" in metric
+                      else "single layer, v1 recipe" if "layer" in metric else "v1 recipe")
             setting = f"{encoder}; {detail}; {n} segments per pair; |Pearson r|"
             for column in columns:
                 if column == "Average":
@@ -202,13 +229,6 @@ def _segment_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------------------------
 # system level
-
-
-#: WordSetMetrics' names -> this stage's (IPR only at the IPR paper's k; the others dropped).
-_SET_NAMES = {"PRD precision": "PRD precision", f"IPR precision (K={IPR_K})": "IPR precision",
-              **{f"ME {e} (K={k})": f"ME {f} K={k}" for k in KS
-                 for e, f in (("Schnabel quality", "Schnabel Q"), ("Petersen", "Petersen"),
-                              ("CAPTURE", "CAPTURE"))}}
 
 
 def set_metrics(embed, settings: dict):
@@ -229,26 +249,30 @@ def set_metrics(embed, settings: dict):
                           prd_runs=settings["prd_runs"], seed=0)
 
 
-def system_scores(hyps: list[str], refs: list[str], encoder, level: str,
-                  sets, *, layer: int = -1) -> dict[str, float]:
-    """One system's scores: BLEU, BERTScore F, MoverScore and set metrics at ``level``.
+def system_scores(hyps: list[str], refs: list[str], encoder, sets, *, ipr_k: int = IPR_K,
+                  layer: int = -1) -> list[dict]:
+    """One system's scores: BLEU, BERTScore F, MoverScore (v1) and the set metrics.
 
-    ``level`` is ``'sentence'`` (one pooled vector per sentence) or ``'word'`` (each word
-    piece at each of the last five layers is a sample); ``sets`` is :func:`set_metrics` on
-    that level's samples. BERTScore reads hidden state ``layer``. Set metrics are oriented so
-    that larger is closer to the references: -FID.
+    ``sets`` is :func:`set_metrics` on one granularity's samples (pooled sentence vectors, or
+    each word piece at each of the last five layers); IPR is kept at ``ipr_k`` only.
+    BERTScore reads hidden state ``layer``. Returns rows ``protocol``, ``metric``, ``k``,
+    ``value`` in the vocabulary of :mod:`markeval.experiments.vocabulary`.
     """
     from markeval import bertscore, bleu, fid, moverscore
 
-    out = {"BLEU": bleu(hyps, refs).score,
-           "BERTScore F": bertscore(hyps, refs, model=encoder, layer=layer, progress=False).f1,
-           "MoverScore WMD-1": moverscore(hyps, refs, model=encoder, preset="v1",
-                                          progress=False).score}
+    text = {"bleu": bleu(hyps, refs).score,
+            "bertscore": bertscore(hyps, refs, model=encoder, layer=layer, progress=False).f1,
+            "moverscore": moverscore(hyps, refs, model=encoder, preset="v1",
+                                     progress=False).score}
+    out = [{"protocol": "corpus", "metric": m, "k": None, "value": v} for m, v in text.items()]
     ref, cand = sets.embed(refs), sets.embed(hyps)  # read from the encoder's memory
-    out["-FID"] = -fid(ref, cand, allow_singular=min(len(ref), len(cand)) <= ref.shape[1]).value
-    scores = sets(hyps, refs)
-    out.update({ours: scores[theirs] for theirs, ours in _SET_NAMES.items()
-                if theirs in scores})
+    out.append({"protocol": "pooled", "metric": "fid", "k": None,
+                "value": fid(ref, cand, allow_singular=min(len(ref), len(cand)) <= ref.shape[1]
+                             ).value})
+    for name, value in sets(hyps, refs).items():
+        metric, k = sets.registry_name(name)
+        if metric != "ipr_precision" or k == ipr_k:
+            out.append({"protocol": "pooled", "metric": metric, "k": k, "value": value})
     return out
 
 
@@ -344,18 +368,20 @@ def _system_compute(unit: str, settings: dict) -> pd.DataFrame:
     out = []
     for system, human in humans.items():
         outputs = data.systems[mapping[system]]
-        scores = system_scores([outputs[i] for i in keep], refs, encoder, level, sets,
+        scores = system_scores([outputs[i] for i in keep], refs, encoder, sets,
+                               ipr_k=settings["ipr_k"],
                                layer=ENCODER_LAYERS[settings["encoder"]]["same"])
-        out.append(pd.DataFrame({"pair": pair, "system": system, "level": level,
-                                 "size": len(keep), "draw": draw, "human": float(human),
-                                 "metric": list(scores),
-                                 "score": [float(v) for v in scores.values()]}))
-    return pd.concat(out, ignore_index=True)
+        common = {"pair": pair, "system": system, "level": level, "size": len(keep),
+                  "draw": draw, "human": float(human)}
+        out += [{**common, **row, "encoder": settings["encoder"], "options": "",
+                 "value": float(row["value"])} for row in scores]
+    return pd.DataFrame(out)[[*common, *LONG_COLUMNS]]
 
 
 def system_long(rows: pd.DataFrame, level: str, size: int | None = None, draw: int = 0
                 ) -> pd.DataFrame:
-    """One granularity's scores as the long table of ``system_level_scores``.
+    """One granularity's scores as the long table of ``system_level_scores``, each metric
+    under its oriented label (:func:`~markeval.experiments.vocabulary.oriented_scores`).
 
     ``level='sentence'``: the set metrics on sentence vectors, with BLEU, BERTScore and
     MoverScore of all scored sentences. ``level='word'``: the word-level units of one
@@ -365,7 +391,8 @@ def system_long(rows: pd.DataFrame, level: str, size: int | None = None, draw: i
     if level == "word":
         size = int(part["size"].max()) if size is None else size
         part = part[(part["size"] == size) & (part["draw"] == draw)]
-    return part[["pair", "system", "metric", "score", "human"]].reset_index(drop=True)
+    table = oriented_scores(part.reset_index(drop=True))
+    return table[["pair", "system", "metric", "score", "human"]]
 
 
 def system_correlations(rows: pd.DataFrame, level: str, size: int | None = None,
@@ -391,11 +418,13 @@ def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
     Examples
     --------
     >>> rows = pd.DataFrame({"level": "word", "size": 25, "draw": 0, "pair": "xx-en",
-    ...                      "system": list("abcd"), "metric": "m",
-    ...                      "score": [1.0, 2.0, 3.0, 5.0], "human": [1.0, 2.0, 3.0, 4.0]})
+    ...                      "system": list("abcd"), "metric": "bleu", "k": None, "options": "",
+    ...                      "value": [1.0, 2.0, 3.0, 5.0], "human": [1.0, 2.0, 3.0, 4.0]})
     >>> c = sample_size_curve(rows, n_resamples=200)
-    >>> round(float(c["average r"].iloc[0]), 4), bool(c.low.iloc[0] <= c["average r"].iloc[0])
-    (0.9827, True)
+    >>> c.metric.iloc[0], round(float(c["average r"].iloc[0]), 4)
+    ('BLEU', 0.9827)
+    >>> bool(c.low.iloc[0] <= c["average r"].iloc[0])
+    True
     """
     from markeval._checks import check_int, check_seed
 
@@ -410,7 +439,8 @@ def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
         corr = system_correlations(part, "word", int(size), int(draw))
         mean = corr.groupby("metric", sort=False).value.mean()
         replicates = np.zeros((len(mean), n_resamples))
-        for i, (pair, table) in enumerate(part.groupby("pair", sort=True)):
+        scores = system_long(part, "word", int(size), int(draw))
+        for i, (pair, table) in enumerate(scores.groupby("pair", sort=True)):
             wide = table.pivot(index="system", columns="metric", values="score")[mean.index]
             human = table.groupby("system").human.first()[wide.index].to_numpy(float)
             pick = np.random.default_rng([seed, i]).integers(0, len(wide),
@@ -436,19 +466,46 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(constant, np.nan, (xc * yc).sum(axis=-1) / scale)
 
 
-def estimator_best_k(corr: pd.DataFrame, estimator: str, ks=KS) -> int:
-    """:func:`~markeval.experiments.choosing_k.best_k` of one ME estimator's average r over
-    the pairs (``corr``: one granularity's correlations)."""
-    return best_k({k: corr[corr.metric == f"{estimator} K={k}"].value.mean() for k in ks})
+def estimator_best_k(corr: pd.DataFrame, metric: str, ks=KS) -> int:
+    """:func:`~markeval.experiments.choosing_k.best_k` of one ME estimator's (registry name)
+    average r over the pairs (``corr``: one granularity's correlations, by label)."""
+    return best_k({k: corr[corr.metric == label(metric, k)].value.mean() for k in ks})
 
 
-#: Mark-Evaluate column -> our metric name (``{k}``: the K).
-ME_COLUMNS = {"BERTScore": "BERTScore F", "MoverScore": "MoverScore WMD-1",
-              "PRD": "PRD precision", "IMPAR": "IPR precision",
-              "ME_Schnabel": "ME Schnabel Q K={k}", "ME_Petersen": "ME Petersen K={k}",
-              "ME_CAPTURE": "ME CAPTURE K={k}"}
+#: Mark-Evaluate Tables 2, 5, 6: column -> the registry name of our metric beside it.
+ME_COLUMNS = {"BERTScore": "bertscore", "MoverScore": "moverscore", "PRD": "prd_precision",
+              "IMPAR": "ipr_precision", "ME_Schnabel": "me_schnabel_quality",
+              "ME_Petersen": "me_petersen", "ME_CAPTURE": "me_capture"}
+#: The Mark-Evaluate columns read at a chosen K (IPR is read at the IPR paper's k).
+ME_K_COLUMNS = ("ME_Schnabel", "ME_Petersen", "ME_CAPTURE")
+
+
+def me_column_label(column: str, k: int = DEFAULT_K, ipr_k: int = IPR_K) -> str:
+    """The label of our metric beside a column of Mark-Evaluate Tables 2, 5 and 6: an
+    estimator at ``k``, IPR at ``ipr_k``, oriented (``-FID``), as in :func:`system_long`.
+
+    Examples
+    --------
+    >>> me_column_label("ME_Schnabel", 3), me_column_label("IMPAR"), me_column_label("PRD")
+    ('ME Schnabel Q K=3', 'IPR precision K=3', 'PRD F1/8')
+    """
+    k = k if column in ME_K_COLUMNS else ipr_k if column == "IMPAR" else None
+    return label(ME_COLUMNS[column], k, oriented=True)
 #: Mark-Evaluate table -> the granularity of our set metrics beside it.
 ME_TABLES = {"Table 2": "word", "Table 6": "word", "Table 5": "sentence"}
+
+
+def k_choices(column: str, corr: pd.DataFrame, settings: dict) -> list[tuple]:
+    """The K at which a Mark-Evaluate column is compared, with how it was chosen: an
+    estimator at the default K and at the best single K of the grid (``corr``: the
+    correlations of the level), IPR at the IPR paper's k; the rest have no K."""
+    if column in ME_K_COLUMNS:
+        best = estimator_best_k(corr, ME_COLUMNS[column], settings["ks"])
+        return [(settings["default_k"], f"default K={settings['default_k']}"),
+                (best, f"best single K={best} of {settings['ks']}")]
+    if column == "IMPAR":
+        return [(settings["ipr_k"], f"IPR k={settings['ipr_k']}")]
+    return [(None, "")]
 
 
 def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
@@ -470,16 +527,8 @@ def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
         else:
             sizes = f"{sentences} sentences per system, pooled sentence vectors"
         for column in paper_table("Mark-Evaluate", table).columns:
-            template = ME_COLUMNS[column]
-            if "{k}" in template:
-                estimator = template.replace(" K={k}", "")
-                best = estimator_best_k(corr, estimator, settings["ks"])
-                choices = [(settings["default_k"], f"default K={settings['default_k']}"),
-                           (best, f"best single K={best} of {settings['ks']}")]
-            else:
-                choices = [(None, f"IPR k={settings['ipr_k']}" if column == "IMPAR" else "")]
-            for k, k_label in choices:
-                metric = template.format(k=k)
+            for k, k_label in k_choices(column, corr, settings):
+                metric = me_column_label(column, k, settings["ipr_k"])
                 setting = "; ".join(s for s in (settings["encoder"], sizes, k_label) if s)
                 values = {p: r[(metric, p)] for p in settings["pairs"]}
                 if column in ("BERTScore", "MoverScore"):

@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from markeval.reproduce.stage import Stage, comparison_row
-from markeval.reproduce.stages.wmt17 import (DEFAULT_K, ENCODER, IPR_K, KS, MPNET, SYSTEM_PAIRS,
-                                             estimator_best_k)
+from markeval.reproduce.stages.wmt17 import (DEFAULT_K, ENCODER, IPR_K, KS, ME_K_COLUMNS, MPNET,
+                                             SYSTEM_PAIRS, k_choices, me_column_label)
 
 __all__ = ["PROTOCOL", "SET_METRICS", "STAGES", "system_scores"]
 
@@ -137,32 +137,16 @@ def system_scores(rows: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns="weighted")
 
 
-def _label(metric: str, k) -> str:
-    """The wmt17_system stage's name of a set metric (for :func:`estimator_best_k` and the
-    tables)."""
-    labels = {"prd_precision": "PRD precision", "ipr_precision": "IPR precision",
-              "me_petersen": "ME Petersen", "me_schnabel_quality": "ME Schnabel Q",
-              "me_capture": "ME CAPTURE"}
-    return labels[metric] if metric in ("prd_precision", "ipr_precision") else (
-        f"{labels[metric]} K={int(k)}")
-
-
 def correlations(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    """Pearson r of every per-segment set metric with system DA, per pair."""
+    """Pearson r of every per-segment set metric with system DA, per pair (metrics by their
+    :func:`~markeval.experiments.vocabulary.label`)."""
     from markeval.experiments.translation import correlations_by_pair
+    from markeval.experiments.vocabulary import oriented_scores
 
     scores = system_scores(rows)
     scores = scores[~scores["metric"].str.startswith("rule: ")]
     scores = scores[(scores["metric"] != "ipr_precision") | (scores["k"] == settings["ipr_k"])]
-    long = pd.DataFrame({"pair": scores["pair"], "system": scores["system"],
-                         "metric": [_label(m, k) for m, k in zip(scores["metric"], scores["k"])],
-                         "score": scores["value"], "human": scores["human"]})
-    return correlations_by_pair(long)
-
-
-#: Mark-Evaluate column -> our label (``{k}``: the K).
-_COLUMNS = {"PRD": "PRD precision", "IMPAR": "IPR precision", "ME_Schnabel": "ME Schnabel Q",
-            "ME_Petersen": "ME Petersen", "ME_CAPTURE": "ME CAPTURE"}
+    return correlations_by_pair(oriented_scores(scores.assign(options="")))
 
 
 def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
@@ -171,15 +155,9 @@ def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     n = int(system_scores(rows).groupby("system").segments.max().min())
     out = []
     for table in ("Table 2", "Table 6"):
-        for column, label in _COLUMNS.items():
-            if column in ("PRD", "IMPAR"):
-                choices = [(label, f"IPR k={settings['ipr_k']}" if column == "IMPAR" else "")]
-            else:
-                best = estimator_best_k(corr, label, settings["ks"])
-                choices = [(f"{label} K={settings['default_k']}",
-                            f"default K={settings['default_k']}"),
-                           (f"{label} K={best}", f"best single K={best} of {settings['ks']}")]
-            for metric, k_label in choices:
+        for column in ("PRD", "IMPAR", *ME_K_COLUMNS):
+            for k, k_label in k_choices(column, corr, settings):
+                metric = me_column_label(column, k, settings["ipr_k"])
                 setting = "; ".join(s for s in (
                     settings["encoder"], f"protocol: per segment, every segment ({n}+ per "
                     "system), word pieces x last 5 layers, mean over segments", k_label) if s)

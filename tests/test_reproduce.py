@@ -30,8 +30,8 @@ def _compute(unit, settings):
     if unit in interrupt_at:
         raise KeyboardInterrupt  # the user pressed Ctrl-C in the middle of the stage
     x = float(ord(unit)) / settings["scale"]
-    return pd.DataFrame({"metric": ["m", "n"], "size": [1, 2], "options": ["", "o"],
-                         "value": [x / 3, x / 7]})
+    return pd.DataFrame({"metric": ["m", "n"], "size": [1, 2], "k": [float("nan"), 3.0],
+                         "options": ["", "o"], "value": [x / 3, x / 7]})
 
 
 def _toy():
@@ -155,7 +155,7 @@ def test_profiles_are_kept_apart_and_the_comparison_is_rebuilt(toy):
     run.run_stage(_toy(), "ci", out, cache_root=cache, progress=False)
     rows = run.read_rows(out, "toy")
     assert rows.groupby("profile").size().to_dict() == {"ci": 8, "full": 8}
-    assert list(rows.columns) == ["profile", "unit", "metric", "size", "options", "value"]
+    assert list(rows.columns) == ["profile", "unit", "metric", "size", "k", "options", "value"]
     table = run.write_comparison(out)
     assert list(table.columns) == list(COMPARISON_COLUMNS)
     assert sorted(table["profile"]) == ["ci", "full"]
@@ -179,6 +179,7 @@ def test_check_slice_recomputes_and_catches_drift(toy):
     run.write_comparison(out)
     check = results.check_slice("toy", "ci")
     assert check["equal"].all() and set(check["unit"]) == {"b"} and len(check) == 2
+    assert set(check["column"]) == {"value"}  # K names the metric, a float or not
     rows = run.read_rows(out, "toy")
     rows.loc[(rows["unit"] == "b") & (rows["metric"] == "n"), "value"] += 1e-6
     rows.to_csv(out / "toy.csv", index=False)
@@ -196,6 +197,11 @@ def test_check_slice_recomputes_and_catches_drift(toy):
     with pytest.raises(AssertionError, match="column 'options' differs"):
         results.check_slice("toy", "ci")
     rows.loc[(rows["unit"] == "b") & (rows["metric"] == "m"), "options"] = ""
+    rows.loc[(rows["unit"] == "b") & (rows["metric"] == "n"), "k"] = 5.0
+    rows.to_csv(out / "toy.csv", index=False)
+    with pytest.raises(AssertionError, match="column 'k' differs"):
+        results.check_slice("toy", "ci")
+    rows.loc[(rows["unit"] == "b") & (rows["metric"] == "n"), "k"] = 3.0
     rows.loc[(rows["unit"] == "b") & (rows["metric"] == "n"), "size"] = 3
     rows.to_csv(out / "toy.csv", index=False)
     with pytest.raises(AssertionError, match="column 'size' differs"):

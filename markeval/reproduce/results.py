@@ -22,6 +22,7 @@ import pandas as pd
 
 from markeval._checks import check_choice
 from markeval.cache import atomic_write, cache_root
+from markeval.experiments.vocabulary import LONG_COLUMNS
 from markeval.reproduce.run import compute_units, read_rows
 from markeval.reproduce.stages import get_stage
 
@@ -240,8 +241,11 @@ def check_slice(stage: str, profile: str = "ci", units=None, *,
         raise AssertionError(
             f"stage {stage!r}, units {units}: {len(fresh)} recomputed rows with columns "
             f"{list(fresh.columns)}, {len(committed)} committed with {list(committed.columns)}")
-    # floats are the results; every other column (labels, integer sizes) identifies a row
-    numbers = [c for c in fresh.columns if pd.api.types.is_float_dtype(fresh[c])]
+    # floats are the results; every other column (labels, integer sizes) identifies a row, as
+    # do the columns that name a metric (a K is a float where some rows have none)
+    naming = set(LONG_COLUMNS) - {"value"}
+    numbers = [c for c in fresh.columns
+               if pd.api.types.is_float_dtype(fresh[c]) and c not in naming]
     keys = [c for c in fresh.columns if c not in numbers]
     out = []
     for column in numbers:

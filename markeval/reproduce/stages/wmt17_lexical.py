@@ -12,7 +12,9 @@ its baseline (Bojar et al., 2017):
   the book's chrF chapter computes it.
 
 A unit is one language pair; its rows are the per-segment scores, so a reader can resample
-them (bootstrap intervals, Williams' test).
+them (bootstrap intervals, Williams' test). They are long rows in the vocabulary of
+:mod:`markeval.experiments.vocabulary`: ``bleu`` with options "sentence, BLEU+1" and
+``chrf++`` with options "sentence", no encoder, protocol ``segment``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ METRICS = {
 }
 SETTINGS = {"SentBLEU": "BLEU+1 (add-one on 2-4-grams), tokenized text as distributed",
             "chrF++": "chrF2++ (char 6-grams, word 2-grams, beta 2), detokenized"}
+#: Our metric -> its registry name and options (:mod:`markeval.experiments.vocabulary`).
+NAMES = {"SentBLEU": ("bleu", "sentence, BLEU+1"), "chrF++": ("chrf++", "sentence")}
 
 
 def _settings(profile: str) -> dict:
@@ -56,15 +60,24 @@ def score_segments(pair: str, metric: str, *, segments: int | None = None) -> pd
 
 
 def _compute(unit: str, settings: dict) -> pd.DataFrame:
-    return pd.concat([score_segments(unit, metric, segments=settings["segments"])
-                      for metric in METRICS], ignore_index=True)
+    from markeval.experiments.vocabulary import LONG_COLUMNS
+
+    table = pd.concat([score_segments(unit, metric, segments=settings["segments"])
+                       for metric in METRICS], ignore_index=True)
+    metric, options = zip(*table["metric"].map(NAMES))
+    table = table.assign(encoder="", protocol="segment", metric=metric, k=np.nan,
+                         options=options, value=table["score"])
+    return table[["pair", "sid", "system", "human", *LONG_COLUMNS]]
 
 
 def correlations(rows: pd.DataFrame) -> pd.DataFrame:
-    """|Pearson r| with DA per (metric, pair), and the average over pairs (pair ``Average``)."""
+    """|Pearson r| with DA per (metric, pair), and the average over pairs (pair ``Average``);
+    the metric by the name of MoverScore Table 7's row (a key of :data:`METRICS`)."""
+    ours = {name: paper_row for paper_row, name in NAMES.items()}
+    rows = rows.assign(metric=[ours[(m, o)] for m, o in zip(rows["metric"], rows["options"])])
     per_pair = pd.DataFrame([
         {"metric": metric, "pair": pair,
-         "value": abs(np.corrcoef(group["score"], group["human"])[0, 1])}
+         "value": abs(np.corrcoef(group["value"], group["human"])[0, 1])}
         for (metric, pair), group in rows.groupby(["metric", "pair"], sort=False)])
     average = per_pair.groupby("metric", sort=False)["value"].mean().reset_index()
     return pd.concat([per_pair, average.assign(pair="Average")], ignore_index=True)

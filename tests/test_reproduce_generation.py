@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from markeval import registry
 from markeval.experiments.ranking import DEFAULT_K, K_FAMILY, METRICS
+from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
 from markeval.reproduce.results import load_rows
 from markeval.reproduce.stages import generation as G
 from markeval.reproduce.stages import get_stage
@@ -36,18 +38,25 @@ def test_ladder_settings_and_units(ci):
 
 
 def test_ladder_round_rows(round0, ci):
-    # every generator x metric, k = 0 for the metrics without K and every grid K for the rest
-    assert list(round0.columns) == ["generator", "metric", "k", "value"]
-    for metric, rows in round0.groupby("metric"):
-        expected = set(ci["ks"]) if metric in K_FAMILY else {0}
-        assert set(rows["k"]) == expected, metric
-        assert rows.groupby("k")["generator"].nunique().eq(round0["generator"].nunique()).all()
-    assert set(round0["metric"]) == set(METRICS)
-    bounded = round0[round0["metric"].isin([m for m in METRICS if "CE" not in m
-                                            and m != "FID"])]
+    # every generator x metric (registry names), no K for the metrics without one and every
+    # grid K for the rest; the cross-entropies read no encoder
+    assert list(round0.columns) == ["generator", *LONG_COLUMNS]
+    labels = [registry.get(name).label for name in round0["metric"]]
+    for metric, rows in round0.assign(label=labels).groupby("label"):
+        if metric in K_FAMILY:
+            assert set(rows["k"]) == set(ci["ks"]), metric
+        else:
+            assert rows["k"].isna().all(), metric
+        assert rows.groupby(rows["k"].fillna(0))["generator"].nunique().eq(
+            round0["generator"].nunique()).all()
+    assert set(labels) == set(METRICS)
+    text = round0["metric"].isin(["forward_ce", "reverse_ce"])
+    assert set(round0[text].encoder) == {""}
+    assert set(round0[~text].encoder) == {encoder_name(ci["encoder"])}
+    bounded = round0[~text & (round0["metric"] != "fid")]
     assert bounded["value"].between(0, 1).all()
     # real text has the best forward CE of the quality ladder's bottom rungs
-    fwd = round0[round0["metric"] == "forward CE"].set_index("generator")["value"]
+    fwd = round0[round0["metric"] == "forward_ce"].set_index("generator")["value"]
     assert fwd["real"] < fwd["swap-1"] and fwd["real"] < fwd["ngram-1"]
 
 

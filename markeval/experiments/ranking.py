@@ -87,7 +87,7 @@ def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
 
 
 #: The metrics with a neighbour count K -> their family (``"ipr"`` or ``"me"``); the others
-#: (cross-entropies, FID, PRD) have none and carry ``k = 0`` in :func:`score_round`'s rows.
+#: (cross-entropies, FID, PRD) have none and carry no ``k`` (NaN) in :func:`score_round`'s rows.
 K_FAMILY = {label: ("ipr" if name.startswith("ipr") else "me")
             for name, label in _SET_METRIC_NAMES.items()
             if name.startswith(("ipr_", "me_"))}
@@ -221,13 +221,13 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
     generator seeded by ``(seed, r)`` alone, so that any round can be recomputed by itself
     (the reproduction's unit, :mod:`markeval.reproduce.stages.generation`). The metrics without
     a neighbour count (cross-entropies, FID, PRD with seed ``seed + r``) are computed once and
-    carry ``k = 0``; IPR and the Mark-Evaluate scores once per K (``k`` for both families).
+    carry no ``k`` (NaN); IPR and the Mark-Evaluate scores once per K (``k`` for both families).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``round``, ``generator``, ``metric`` (a label of :data:`METRICS`), ``k``,
-        ``value``.
+        Columns ``round``, ``generator``, ``metric`` (a registry name, as in
+        :mod:`markeval.experiments.vocabulary`), ``k``, ``value``.
 
     Examples
     --------
@@ -236,8 +236,8 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
     >>> emb = rng.normal(size=(30, 4))
     >>> rows = score_round({"g": texts}, {"g": emb}, texts, emb + 0.1, ForwardCE(texts * 2), 1,
     ...                    ks=(1, 2), prd_runs=1)
-    >>> sorted(set(rows["k"])), len(rows)
-    ([0, 1, 2], 17)
+    >>> int(rows["k"].isna().sum()), sorted(set(rows["k"].dropna().astype(int))), len(rows)
+    (5, [1, 2], 17)
     """
     names = list(generated)
     if set(names) != set(embeddings):
@@ -267,16 +267,16 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
         idx = np.arange(n) if round_index == 0 else np.sort(rng.choice(n, m, replace=False))
         texts = [generated[name][i] for i in idx]
         nll, count = ce.sentence_nll(texts)
-        values = [("forward CE", 0, float(nll.sum() / count.sum() / math.log(2))),
-                  ("reverse CE", 0, ce.reverse(texts, ref_text))]
+        values = [("forward_ce", None, float(nll.sum() / count.sum() / math.log(2))),
+                  ("reverse_ce", None, ce.reverse(texts, ref_text))]
         ref, cand = ref_emb[ref_idx], np.asarray(embeddings[name], dtype=np.float64)[idx]
         singular = min(len(ref), len(cand)) <= ref.shape[1]
         free = scores(ref, cand, _K_FREE, prd_runs=prd_runs, fid_allow_singular=singular,
                       seed=seed + round_index)
-        values += [(_SET_METRIC_NAMES[key], 0, v) for key, v in free.items()]
+        values += [(key, None, v) for key, v in free.items()]
         for k in ks:
             with_k = scores(ref, cand, _WITH_K, me_k=k, ipr_k=k, seed=seed + round_index)
-            values += [(_SET_METRIC_NAMES[key], k, v) for key, v in with_k.items()]
+            values += [(key, k, v) for key, v in with_k.items()]
         rows += [{"round": round_index, "generator": name, "metric": metric, "k": k,
                   "value": float(v)} for metric, k, v in values]
     return pd.DataFrame(rows)
@@ -288,7 +288,7 @@ def scores_at_k(rows: pd.DataFrame, k: int | Mapping[str, int] = DEFAULT_K) -> p
     Parameters
     ----------
     rows : DataFrame
-        Columns ``round``, ``generator``, ``metric``, ``k``, ``value``.
+        Columns ``round``, ``generator``, ``metric`` (registry names), ``k``, ``value``.
     k : int or dict
         One K for every K-metric, or a dict from a family (``"ipr"``, ``"me"``) or a metric
         label to its K (a label wins over its family; default :data:`DEFAULT_K`).
@@ -296,22 +296,23 @@ def scores_at_k(rows: pd.DataFrame, k: int | Mapping[str, int] = DEFAULT_K) -> p
     Returns
     -------
     pandas.DataFrame
-        Columns ``round``, ``generator`` and one per metric of :data:`METRICS`, as
+        Columns ``round``, ``generator`` and one per metric of :data:`METRICS` (by label), as
         :func:`score_generators` returns: the input of :func:`chain_correlations`.
     """
     def chosen(metric):
         if metric not in K_FAMILY:
-            return 0
+            return np.nan
         if isinstance(k, Mapping):
             return int(k[metric] if metric in k else k[K_FAMILY[metric]])
         return int(k)
 
+    rows = rows.assign(metric=[registry.get(name).label for name in rows["metric"]])
     want = rows["metric"].map(chosen)
-    picked = rows[rows["k"] == want]
+    picked = rows[(rows["k"] == want) | (rows["k"].isna() & want.isna())]
     missing = sorted(set(rows["metric"]) - set(picked["metric"]))
     if missing:
         raise ValueError(f"no rows at the chosen K for {missing}; K values in the rows: "
-                         f"{sorted(set(rows['k']) - {0})}")
+                         f"{sorted(set(rows['k'].dropna().astype(int)))}")
     wide = picked.pivot_table(index=["round", "generator"], columns="metric", values="value",
                               sort=False).reset_index()
     return wide[["round", "generator", *[m for m in METRICS if m in wide.columns]]]

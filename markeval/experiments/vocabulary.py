@@ -2,7 +2,8 @@
 
 A long result row names its number by the same six columns whichever experiment made it:
 
-* ``encoder`` — the model whose vectors the metric read ("" for a lexical metric);
+* ``encoder`` — the model whose vectors the metric read, by :func:`encoder_name` ("" for a
+  lexical metric);
 * ``protocol`` — how one system's score was formed (:data:`PROTOCOLS`);
 * ``metric`` — the :mod:`markeval.registry` name (``me_schnabel_quality``, ``prd_precision``);
 * ``k`` — the neighbourhood size of a k-NN metric, empty (NaN) for the others;
@@ -24,7 +25,7 @@ import pandas as pd
 
 from markeval import registry
 
-__all__ = ["LONG_COLUMNS", "PROTOCOLS", "label", "oriented_scores"]
+__all__ = ["LONG_COLUMNS", "PROTOCOLS", "encoder_name", "label", "oriented_scores"]
 
 #: The columns that name a number in every long result row, in order.
 LONG_COLUMNS = ("encoder", "protocol", "metric", "k", "options", "value")
@@ -41,6 +42,18 @@ PROTOCOLS = {
     "pooled references": "a summary against its references pooled: ROUGE's counts summed "
                          "over them, a set metric's reference samples put in one set",
 }
+
+
+def encoder_name(model: str) -> str:
+    """The encoder as a result row names it: the model's name without its hub owner, so
+    that one model has one name whichever way a stage was given it.
+
+    Examples
+    --------
+    >>> encoder_name("sentence-transformers/all-MiniLM-L6-v2"), encoder_name("all-MiniLM-L6-v2")
+    ('all-MiniLM-L6-v2', 'all-MiniLM-L6-v2')
+    """
+    return model.rsplit("/", 1)[-1]
 
 
 def label(metric: str, k=None, options="", *, oriented: bool = False) -> str:

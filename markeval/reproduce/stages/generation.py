@@ -16,6 +16,8 @@ others a random 80% subset (seeded by the round alone), for the intervals. Every
 give both the default K (IPR 3, ME 1) and the best K per metric (the paper's Table 1
 protocol: "we iterate through K values ... and present the results with the best K of each
 method"; we take the grid's K with the highest pooled τ on all sentences, ties to the smaller).
+A unit's rows are ``generator`` and the columns of :mod:`markeval.experiments.vocabulary`
+(registry names; protocol ``pooled``: a generator's sentences are one set).
 
 The ladder, its embeddings (MiniLM, disk-cached) and the forward-CE language model are built
 once per process (:func:`ladder_inputs`) and shared by the units and the chapter.
@@ -114,10 +116,17 @@ def _ladder_compute(unit: str, settings: dict) -> pd.DataFrame:
         raise ValueError(f"ce_order {settings['ce_order']} is not the code's {CE_ORDER}")
     ladder, ref_emb, gen_emb, ce = ladder_inputs(settings["n"], settings["seed"],
                                                  settings["smollm2"], settings["encoder"])
+    from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
+
     rows = score_round(ladder.generated, gen_emb, ladder.reference, ref_emb, ce, round_index,
                        ks=settings["ks"], fraction=settings["fraction"],
                        prd_runs=settings["prd_runs"], seed=settings["seed"])
-    return rows.drop(columns="round")
+    # the cross-entropies read the text, the rest the encoder's vectors; each generator's
+    # sentences are one set
+    text = rows["metric"].isin(["forward_ce", "reverse_ce"])
+    rows = rows.assign(encoder=np.where(text, "", encoder_name(settings["encoder"])),
+                       protocol="pooled", options="")
+    return rows[["generator", *LONG_COLUMNS]]
 
 
 def present_chains(chains: dict, generators) -> dict:

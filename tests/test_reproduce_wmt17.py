@@ -8,6 +8,7 @@ import pytest
 
 from markeval import registry
 from markeval.datasets import wmt17_da_systems
+from markeval.experiments.translation import sample_size_curve, segment_correlations, segment_long
 from markeval.experiments.vocabulary import LONG_COLUMNS
 from markeval.reproduce.stages import get_stage
 from markeval.reproduce.stages import wmt17
@@ -113,13 +114,13 @@ def test_segment_unit_and_compare(segment):
     assert (rows.protocol == "segment").all() and rows.k.isna().all()
     per_metric = rows.groupby(["metric", "options"]).sid.agg(["size", "nunique"])
     assert (per_metric["size"] == 12).all() and (per_metric["nunique"] == 12).all()
-    long = wmt17.segment_long(rows)
+    long = segment_long(rows)
     assert set(wmt17.SEGMENT_ROWS) <= set(long.metric) and len(long) == len(rows)
     # BERTScore F (HMD-F) is the harmonic mean of P and R
     wide = long.pivot(index="sid", columns="metric", values="score")
     p, r = wide["BERTScore (P)"], wide["BERTScore (R)"]
     np.testing.assert_allclose(wide["BERTScore"], 2 * p * r / (p + r), rtol=1e-6)
-    corr = wmt17.segment_correlations(rows)
+    corr = segment_correlations(rows)
     assert ((corr.value >= 0) & (corr.value <= 1)).all()
 
 
@@ -147,7 +148,7 @@ def test_system_compare_has_default_and_best_k(system):
     assert len(me) == 2 and me.setting.str.contains("default K").any()
     assert me.setting.str.contains("best single K").any()
     assert table.our_value.between(-1, 1).all()
-    curve = wmt17.sample_size_curve(rows)
+    curve = sample_size_curve(rows)
     assert sorted(curve["size"].unique()) == [3, 6]
 
 
@@ -159,7 +160,7 @@ def test_sample_size_band_is_a_bootstrap_over_systems():
         "metric": metric, "k": None, "options": "", "value": rng.normal(size=6),
         "human": np.arange(6.0)})
         for size in (25, 50) for pair in ("p1", "p2") for metric in ("bleu", "fid")])
-    curve = wmt17.sample_size_curve(rows, n_resamples=300, confidence=0.9, seed=7)
+    curve = sample_size_curve(rows, n_resamples=300, confidence=0.9, seed=7)
     assert list(curve.columns) == ["size", "draw", "metric", "average r", "low", "high"]
     assert len(curve) == 4 and (curve.low <= curve["average r"]).all()
     assert (curve["average r"] <= curve.high).all()
@@ -175,7 +176,7 @@ def test_sample_size_band_is_a_bootstrap_over_systems():
     row = curve[(curve["size"] == 50) & (curve.metric == "-FID")].iloc[0]
     np.testing.assert_allclose([row.low, row.high], np.quantile(kept, [0.05, 0.95]), rtol=1e-12)
     with pytest.raises(ValueError, match="confidence must be in"):
-        wmt17.sample_size_curve(rows, confidence=1.5)
+        sample_size_curve(rows, confidence=1.5)
 
 
 def test_the_second_encoder_reads_the_papers_layers():

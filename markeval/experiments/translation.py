@@ -30,10 +30,13 @@ from markeval._checks import check_bool, check_int, check_probability, check_see
 from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
                                wmt17_system_match)
 from markeval.experiments.human_correlation import undefined_reason, williams_test
-from markeval.stats import correlation
+from markeval.experiments.vocabulary import oriented_scores
+from markeval.stats import _pearson_rows, correlation, pearson
 
-__all__ = ["correlations_by_pair", "metric_agreement", "segment_level_scores", "sentence_subset",
-           "system_level_scores"]
+__all__ = ["correlations_by_pair", "metric_agreement", "sample_size_curve", "seed_band",
+           "seed_correlations", "segment_correlations", "segment_level_scores", "segment_long",
+           "segment_set_correlations", "segment_set_means", "sentence_subset",
+           "system_correlations", "system_level_scores", "system_long"]
 
 
 def sentence_subset(n_sentences: int, size: int | None, *, seed: int = 0) -> np.ndarray:
@@ -284,3 +287,160 @@ def metric_agreement(table: pd.DataFrame, *, alpha: float = 0.05,
                              bool(p_value < alpha), reason))
     return pd.DataFrame(rows, columns=["pair", "metric_a", "metric_b", "r_a", "r_b", "r_ab", "t",
                                        "p_value", "significant", "undefined"])
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the reproduction's WMT17 rows (markeval.reproduce: the stages wmt17_segment,
+# wmt17_system, wmt17_segment_sets and wmt17_prd_seeds)
+
+
+def segment_long(rows: pd.DataFrame) -> pd.DataFrame:
+    """Segment-level result rows (``pair``, ``sid``, ``system``, ``human`` and the columns of
+    :mod:`markeval.experiments.vocabulary`: the stage ``wmt17_segment``) as the table of
+    :func:`segment_level_scores`, each metric under its label."""
+    return oriented_scores(rows.reset_index(drop=True), keys=("pair", "sid", "system", "human")
+                           )[["pair", "sid", "system", "metric", "score", "human"]]
+
+
+def segment_correlations(rows: pd.DataFrame, n_resamples: int = 0, seed: int = 0
+                         ) -> pd.DataFrame:
+    """|Pearson r| of each metric with segment DA per pair (with bootstrap intervals)."""
+    return correlations_by_pair(segment_long(rows), absolute=True, n_resamples=n_resamples,
+                                seed=seed)
+
+
+def system_long(rows: pd.DataFrame, level: str, size: int | None = None, draw: int = 0
+                ) -> pd.DataFrame:
+    """System-level result rows (the stage ``wmt17_system``: ``pair``, ``system``, ``level``,
+    ``size``, ``draw``, ``human`` and the columns of :mod:`markeval.experiments.vocabulary`)
+    of one granularity as the table of :func:`system_level_scores`, each metric under its
+    oriented label (:func:`~markeval.experiments.vocabulary.oriented_scores`).
+
+    ``level='sentence'``: the set metrics on sentence vectors, with BLEU, BERTScore and
+    MoverScore of all scored sentences. ``level='word'``: the word-level units of one
+    ``size`` (default the largest) and ``draw``.
+    """
+    part = rows[rows.level == level]
+    if level == "word":
+        size = int(part["size"].max()) if size is None else size
+        part = part[(part["size"] == size) & (part["draw"] == draw)]
+    table = oriented_scores(part.reset_index(drop=True))
+    return table[["pair", "system", "metric", "score", "human"]]
+
+
+def system_correlations(rows: pd.DataFrame, level: str, size: int | None = None,
+                        draw: int = 0, n_resamples: int = 0, seed: int = 0) -> pd.DataFrame:
+    """Pearson r with system DA per pair and metric (see :func:`system_long`)."""
+    return correlations_by_pair(system_long(rows, level, size, draw), n_resamples=n_resamples,
+                                seed=seed)
+
+
+def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
+                      confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Word level: per size and draw, each metric's Pearson r averaged over the pairs.
+
+    ``low`` and ``high`` bound a percentile bootstrap interval of that average: the systems of
+    every pair are resampled with replacement (the same resample for every metric, one
+    independent stream per pair), each pair's r recomputed and the pairs averaged again. It
+    measures the uncertainty from having 4 to 16 systems per pair; the spread over draws
+    measures the choice of sentences. Resamples in which a pair's r is undefined (every
+    drawn system the same) are dropped.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"level": "word", "size": 25, "draw": 0, "pair": "xx-en",
+    ...                      "system": list("abcd"), "metric": "bleu", "k": None, "options": "",
+    ...                      "value": [1.0, 2.0, 3.0, 5.0], "human": [1.0, 2.0, 3.0, 4.0]})
+    >>> c = sample_size_curve(rows, n_resamples=200)
+    >>> c.metric.iloc[0], round(float(c["average r"].iloc[0]), 4)
+    ('BLEU', 0.9827)
+    >>> bool(c.low.iloc[0] <= c["average r"].iloc[0])
+    True
+    """
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
+    seed = check_seed(seed)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    words = rows[rows.level == "word"]
+    tail = (1 - confidence) / 2
+    out = []
+    for (size, draw), part in words.groupby(["size", "draw"]):
+        corr = system_correlations(part, "word", int(size), int(draw))
+        mean = corr.groupby("metric", sort=False).value.mean()
+        replicates = np.zeros((len(mean), n_resamples))
+        scores = system_long(part, "word", int(size), int(draw))
+        for i, (pair, table) in enumerate(scores.groupby("pair", sort=True)):
+            wide = table.pivot(index="system", columns="metric", values="score")[mean.index]
+            human = table.groupby("system").human.first()[wide.index].to_numpy(float)
+            pick = np.random.default_rng([seed, i]).integers(0, len(wide),
+                                                             size=(n_resamples, len(wide)))
+            x = wide.to_numpy(float).T[:, pick]  # (metric, resample, system)
+            y = np.broadcast_to(human[pick], x.shape)
+            replicates += _pearson_rows(x.reshape(-1, x.shape[-1]),
+                                        y.reshape(-1, x.shape[-1])).reshape(x.shape[:2])
+        replicates /= part["pair"].nunique()
+        low, high = (np.array([np.quantile(r[np.isfinite(r)], q) if np.isfinite(r).any()
+                               else np.nan for r in replicates]) for q in (tail, 1 - tail))
+        out.append(pd.DataFrame({"size": int(size), "draw": int(draw), "metric": mean.index,
+                                 "average r": mean.to_numpy(), "low": low, "high": high}))
+    return pd.concat(out, ignore_index=True)
+
+
+def segment_set_means(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per-segment set metrics (the stage ``wmt17_segment_sets``: each unit's mean over its
+    segments, with ``segments``) as one mean per system and metric over all its segments,
+    the units' means weighted by their segments; rule rows are summed instead: segments
+    touched by each rule.
+
+    Returns a long table ``pair, system, human, metric, k, value, segments``.
+    """
+    rows = rows.assign(weighted=rows["value"] * rows["segments"],
+                       rule=rows["metric"].str.startswith("rule: "),
+                       k=rows["k"].fillna(-1))
+    keys = ["pair", "system", "human", "metric", "k"]
+    out = rows.groupby(keys, sort=False).agg(weighted=("weighted", "sum"),
+                                            value=("value", "sum"),
+                                            segments=("segments", "sum")).reset_index()
+    out["value"] = np.where(out["metric"].str.startswith("rule: "), out["value"],
+                            out["weighted"] / out["segments"])
+    out["k"] = out["k"].where(out["k"] >= 0)
+    return out.drop(columns="weighted")
+
+
+def segment_set_correlations(rows: pd.DataFrame, ipr_k: int) -> pd.DataFrame:
+    """Pearson r of every per-segment set metric (:func:`segment_set_means`) with system DA,
+    per pair, IPR at ``ipr_k`` only (metrics by their
+    :func:`~markeval.experiments.vocabulary.label`)."""
+    scores = segment_set_means(rows)
+    scores = scores[~scores["metric"].str.startswith("rule: ")]
+    scores = scores[(scores["metric"] != "ipr_precision") | (scores["k"] == ipr_k)]
+    return correlations_by_pair(oriented_scores(scores.assign(options="")))
+
+
+def seed_correlations(rows: pd.DataFrame) -> pd.DataFrame:
+    """Pearson r of PRD precision with system DA, per pair, setting and seed (rows of the
+    stage ``wmt17_prd_seeds``: ``pair``, ``system``, ``human``, ``clusters``, ``runs``,
+    ``seed``, ``value``)."""
+    out = []
+    for (pair, clusters, runs, seed), part in rows.groupby(
+            ["pair", "clusters", "runs", "seed"], sort=True):
+        r = pearson(part["value"].to_numpy(), part["human"].to_numpy()).value
+        out.append({"pair": pair, "clusters": clusters, "runs": runs, "seed": seed, "r": r})
+    return pd.DataFrame(out)
+
+
+def seed_band(rows: pd.DataFrame, confidence: float = 0.8) -> pd.DataFrame:
+    """Per pair and setting (and the pairs' average): the median r over seeds and the band
+    holding the central ``confidence`` of the seeds' r (their quantiles)."""
+    corr = seed_correlations(rows)
+    average = corr.groupby(["clusters", "runs", "seed"], as_index=False).r.mean().assign(
+        pair="average")
+    tail = (1 - confidence) / 2
+    out = []
+    for (pair, clusters, runs), part in pd.concat([corr, average]).groupby(
+            ["pair", "clusters", "runs"], sort=False):
+        r = part["r"].to_numpy()
+        out.append({"pair": pair, "clusters": clusters, "runs": runs,
+                    "median r": float(np.median(r)), "low": float(np.quantile(r, tail)),
+                    "high": float(np.quantile(r, 1 - tail)), "seeds": len(r)})
+    return pd.DataFrame(out)

@@ -51,15 +51,13 @@ import numpy as np
 import pandas as pd
 
 from markeval.experiments.choosing_k import best_k
-from markeval.experiments.vocabulary import LONG_COLUMNS, label, oriented_scores
+from markeval.experiments.vocabulary import LONG_COLUMNS, label
 from markeval.reproduce.stage import Stage, comparison_row
 
 __all__ = ["DEFAULT_K", "IPR_K", "KS", "ME_COLUMNS", "ME_K_COLUMNS", "SEGMENT_PAIRS",
            "SYSTEM_PAIRS", "estimator_best_k", "k_choices", "layer_label", "me_column_label",
-           "sentence_subset_of", "unit_encoder",
-           "sample_size_curve", "segment_correlations", "segment_long", "segment_scores",
-           "set_metrics",
-           "system_correlations", "system_long", "system_scores"]
+           "segment_scores", "sentence_subset_of", "set_metrics", "system_scores",
+           "unit_encoder"]
 
 SYSTEM_PAIRS = ["cs-en", "de-en", "ru-en", "tr-en", "zh-en"]  # the pairs of ME Table 2
 SEGMENT_PAIRS = ["cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en"]  # MoverScore T1
@@ -158,22 +156,6 @@ def _segment_compute(unit: str, settings: dict) -> pd.DataFrame:
     return long[["pair", "sid", "system", "human", *LONG_COLUMNS]].astype({"sid": int})
 
 
-def segment_long(rows: pd.DataFrame) -> pd.DataFrame:
-    """The stage's rows as the long table of ``segment_level_scores``, each metric under its
-    :func:`~markeval.experiments.vocabulary.label`."""
-    return oriented_scores(rows.reset_index(drop=True), keys=("pair", "sid", "system", "human")
-                           )[["pair", "sid", "system", "metric", "score", "human"]]
-
-
-def segment_correlations(rows: pd.DataFrame, n_resamples: int = 0, seed: int = 0
-                         ) -> pd.DataFrame:
-    """|Pearson r| of each metric with segment DA per pair (with bootstrap intervals)."""
-    from markeval.experiments.translation import correlations_by_pair
-
-    return correlations_by_pair(segment_long(rows), absolute=True, n_resamples=n_resamples,
-                                seed=seed)
-
-
 #: Our segment metric's label -> (table, row) of MoverScore beside it (the Table 6 layers
 #: are added per encoder by :func:`segment_rows`).
 SEGMENT_ROWS = {
@@ -204,6 +186,8 @@ def segment_rows(encoder: str) -> dict[str, list[tuple[str, str]]]:
 
 def _segment_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     from markeval.paper_values import paper_table
+
+    from markeval.experiments.translation import segment_correlations
 
     corr = segment_correlations(rows)
     r = corr.set_index(["metric", "pair"]).value
@@ -378,94 +362,6 @@ def _system_compute(unit: str, settings: dict) -> pd.DataFrame:
     return pd.DataFrame(out)[[*common, *LONG_COLUMNS]]
 
 
-def system_long(rows: pd.DataFrame, level: str, size: int | None = None, draw: int = 0
-                ) -> pd.DataFrame:
-    """One granularity's scores as the long table of ``system_level_scores``, each metric
-    under its oriented label (:func:`~markeval.experiments.vocabulary.oriented_scores`).
-
-    ``level='sentence'``: the set metrics on sentence vectors, with BLEU, BERTScore and
-    MoverScore of all scored sentences. ``level='word'``: the word-level units of one
-    ``size`` (default the largest) and ``draw``.
-    """
-    part = rows[rows.level == level]
-    if level == "word":
-        size = int(part["size"].max()) if size is None else size
-        part = part[(part["size"] == size) & (part["draw"] == draw)]
-    table = oriented_scores(part.reset_index(drop=True))
-    return table[["pair", "system", "metric", "score", "human"]]
-
-
-def system_correlations(rows: pd.DataFrame, level: str, size: int | None = None,
-                        draw: int = 0, n_resamples: int = 0, seed: int = 0) -> pd.DataFrame:
-    """Pearson r with system DA per pair and metric (see :func:`system_long`)."""
-    from markeval.experiments.translation import correlations_by_pair
-
-    return correlations_by_pair(system_long(rows, level, size, draw), n_resamples=n_resamples,
-                                seed=seed)
-
-
-def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
-                      confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Word level: per size and draw, each metric's Pearson r averaged over the pairs.
-
-    ``low`` and ``high`` bound a percentile bootstrap interval of that average: the systems of
-    every pair are resampled with replacement (the same resample for every metric, one
-    independent stream per pair), each pair's r recomputed and the pairs averaged again. It
-    measures the uncertainty from having 4 to 16 systems per pair; the spread over draws
-    measures the choice of sentences. Resamples in which a pair's r is undefined (every
-    drawn system the same) are dropped.
-
-    Examples
-    --------
-    >>> rows = pd.DataFrame({"level": "word", "size": 25, "draw": 0, "pair": "xx-en",
-    ...                      "system": list("abcd"), "metric": "bleu", "k": None, "options": "",
-    ...                      "value": [1.0, 2.0, 3.0, 5.0], "human": [1.0, 2.0, 3.0, 4.0]})
-    >>> c = sample_size_curve(rows, n_resamples=200)
-    >>> c.metric.iloc[0], round(float(c["average r"].iloc[0]), 4)
-    ('BLEU', 0.9827)
-    >>> bool(c.low.iloc[0] <= c["average r"].iloc[0])
-    True
-    """
-    from markeval._checks import check_int, check_seed
-
-    n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
-    seed = check_seed(seed)
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    words = rows[rows.level == "word"]
-    tail = (1 - confidence) / 2
-    out = []
-    for (size, draw), part in words.groupby(["size", "draw"]):
-        corr = system_correlations(part, "word", int(size), int(draw))
-        mean = corr.groupby("metric", sort=False).value.mean()
-        replicates = np.zeros((len(mean), n_resamples))
-        scores = system_long(part, "word", int(size), int(draw))
-        for i, (pair, table) in enumerate(scores.groupby("pair", sort=True)):
-            wide = table.pivot(index="system", columns="metric", values="score")[mean.index]
-            human = table.groupby("system").human.first()[wide.index].to_numpy(float)
-            pick = np.random.default_rng([seed, i]).integers(0, len(wide),
-                                                             size=(n_resamples, len(wide)))
-            replicates += _pearson_rows(wide.to_numpy(float).T[:, pick], human[pick])
-        replicates /= part["pair"].nunique()
-        low, high = (np.array([np.quantile(r[np.isfinite(r)], q) if np.isfinite(r).any()
-                               else np.nan for r in replicates]) for q in (tail, 1 - tail))
-        out.append(pd.DataFrame({"size": int(size), "draw": int(draw), "metric": mean.index,
-                                 "average r": mean.to_numpy(), "low": low, "high": high}))
-    return pd.concat(out, ignore_index=True)
-
-
-def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Pearson r along the last axis of ``x`` (..., n) with ``y`` (n_resamples, n); NaN where
-    either side is constant."""
-    xc = x - x.mean(axis=-1, keepdims=True)
-    yc = y - y.mean(axis=-1, keepdims=True)
-    scale = np.sqrt((xc**2).sum(axis=-1) * (yc**2).sum(axis=-1))
-    # a mean of equal floats need not equal them: test constancy exactly, not by the scale
-    constant = (np.ptp(x, axis=-1) == 0) | (np.ptp(y, axis=-1) == 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(constant, np.nan, (xc * yc).sum(axis=-1) / scale)
-
-
 def estimator_best_k(corr: pd.DataFrame, metric: str, ks=KS) -> int:
     """:func:`~markeval.experiments.choosing_k.best_k` of one ME estimator's (registry name)
     average r over the pairs (``corr``: one granularity's correlations, by label)."""
@@ -482,7 +378,8 @@ ME_K_COLUMNS = ("ME_Schnabel", "ME_Petersen", "ME_CAPTURE")
 
 def me_column_label(column: str, k: int = DEFAULT_K, ipr_k: int = IPR_K) -> str:
     """The label of our metric beside a column of Mark-Evaluate Tables 2, 5 and 6: an
-    estimator at ``k``, IPR at ``ipr_k``, oriented (``-FID``), as in :func:`system_long`.
+    estimator at ``k``, IPR at ``ipr_k``, oriented (``-FID``), as in
+    :func:`~markeval.experiments.translation.system_long`.
 
     Examples
     --------
@@ -509,6 +406,7 @@ def k_choices(column: str, corr: pd.DataFrame, settings: dict) -> list[tuple]:
 
 
 def _system_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    from markeval.experiments.translation import system_correlations
     from markeval.paper_values import paper_table
 
     out = []

@@ -22,7 +22,7 @@ import pandas as pd
 from markeval.reproduce.stage import Stage
 from markeval.reproduce.stages.wmt17 import ENCODER, MPNET, SYSTEM_PAIRS
 
-__all__ = ["GRID", "SEEDS", "STAGES", "seed_correlations", "seed_band"]
+__all__ = ["GRID", "SEEDS", "STAGES"]
 
 #: (clusters, runs) settings compared: the stage's former setting, the paper code's default,
 #: and more clusters.
@@ -64,37 +64,10 @@ def _compute(unit: str, settings: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def seed_correlations(rows: pd.DataFrame) -> pd.DataFrame:
-    """Pearson r of PRD precision with system DA, per pair, setting and seed."""
-    from markeval.stats import pearson
-
-    out = []
-    for (pair, clusters, runs, seed), part in rows.groupby(
-            ["pair", "clusters", "runs", "seed"], sort=True):
-        r = pearson(part["value"].to_numpy(), part["human"].to_numpy()).value
-        out.append({"pair": pair, "clusters": clusters, "runs": runs, "seed": seed, "r": r})
-    return pd.DataFrame(out)
-
-
-def seed_band(rows: pd.DataFrame, confidence: float = 0.8) -> pd.DataFrame:
-    """Per pair and setting (and the pairs' average): the median r over seeds and the band
-    holding the central ``confidence`` of the seeds' r (their quantiles)."""
-    corr = seed_correlations(rows)
-    average = corr.groupby(["clusters", "runs", "seed"], as_index=False).r.mean().assign(
-        pair="average")
-    tail = (1 - confidence) / 2
-    out = []
-    for (pair, clusters, runs), part in pd.concat([corr, average]).groupby(
-            ["pair", "clusters", "runs"], sort=False):
-        r = part["r"].to_numpy()
-        out.append({"pair": pair, "clusters": clusters, "runs": runs,
-                    "median r": float(np.median(r)), "low": float(np.quantile(r, tail)),
-                    "high": float(np.quantile(r, 1 - tail)), "seeds": len(r)})
-    return pd.DataFrame(out)
-
-
 def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     from markeval.reproduce.stage import comparison_row
+
+    from markeval.experiments.translation import seed_band
 
     band = seed_band(rows).set_index(["pair", "clusters", "runs"])
     n = "all" if settings["sentences"] is None else settings["sentences"]

@@ -20,7 +20,8 @@ the pair, against their references (encoded once per unit). Its rows are long: `
 ``system``, ``human`` (system DA), ``protocol`` ("segment"), ``encoder``, ``metric`` (the
 registry name: ``me_petersen``, ``me_schnabel_quality``, ``me_capture``, ``prd_precision``,
 ``ipr_precision``), ``k``, ``value`` (the mean over the unit's segments) and ``segments``.
-:func:`system_scores` weighs the units' means back into one mean per system.
+:func:`markeval.experiments.translation.segment_set_means` weighs the units' means back into
+one mean per system.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from markeval.reproduce.stage import Stage, comparison_row
 from markeval.reproduce.stages.wmt17 import (DEFAULT_K, ENCODER, IPR_K, KS, ME_K_COLUMNS, MPNET,
                                              SYSTEM_PAIRS, k_choices, me_column_label)
 
-__all__ = ["PROTOCOL", "SET_METRICS", "STAGES", "system_scores"]
+__all__ = ["PROTOCOL", "SET_METRICS", "STAGES"]
 
 PROTOCOL = "segment"
 #: WordSetMetrics' score names -> (registry name, K or None).
@@ -118,41 +119,12 @@ def _compute(unit: str, settings: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def system_scores(rows: pd.DataFrame) -> pd.DataFrame:
-    """One mean per system and metric over all its segments (the units' means, weighted by
-    their segments); rule rows are summed instead: segments touched by each rule.
-
-    Returns a long table ``pair, system, human, metric, k, value, segments``.
-    """
-    rows = rows.assign(weighted=rows["value"] * rows["segments"],
-                       rule=rows["metric"].str.startswith("rule: "),
-                       k=rows["k"].fillna(-1))
-    keys = ["pair", "system", "human", "metric", "k"]
-    out = rows.groupby(keys, sort=False).agg(weighted=("weighted", "sum"),
-                                            value=("value", "sum"),
-                                            segments=("segments", "sum")).reset_index()
-    out["value"] = np.where(out["metric"].str.startswith("rule: "), out["value"],
-                            out["weighted"] / out["segments"])
-    out["k"] = out["k"].where(out["k"] >= 0)
-    return out.drop(columns="weighted")
-
-
-def correlations(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    """Pearson r of every per-segment set metric with system DA, per pair (metrics by their
-    :func:`~markeval.experiments.vocabulary.label`)."""
-    from markeval.experiments.translation import correlations_by_pair
-    from markeval.experiments.vocabulary import oriented_scores
-
-    scores = system_scores(rows)
-    scores = scores[~scores["metric"].str.startswith("rule: ")]
-    scores = scores[(scores["metric"] != "ipr_precision") | (scores["k"] == settings["ipr_k"])]
-    return correlations_by_pair(oriented_scores(scores.assign(options="")))
-
-
 def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    corr = correlations(rows, settings)
+    from markeval.experiments.translation import segment_set_correlations, segment_set_means
+
+    corr = segment_set_correlations(rows, settings["ipr_k"])
     r = corr.set_index(["metric", "pair"]).value
-    n = int(system_scores(rows).groupby("system").segments.max().min())
+    n = int(segment_set_means(rows).groupby("system").segments.max().min())
     out = []
     for table in ("Table 2", "Table 6"):
         for column in ("PRD", "IMPAR", *ME_K_COLUMNS):

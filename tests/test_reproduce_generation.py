@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from markeval import registry
-from markeval.experiments.ranking import DEFAULT_K, K_FAMILY, METRICS
+from markeval.experiments.ranking import DEFAULT_K, K_FAMILY, METRICS, ladder_scores
+from markeval.experiments.sensitivity import sensitivity_tables
 from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
 from markeval.reproduce.results import load_rows
 from markeval.reproduce.stages import generation as G
@@ -62,7 +63,7 @@ def test_ladder_round_rows(round0, ci):
 
 def test_ladder_scores_and_table1(round0, ci):
     rows = round0.assign(unit="round-000")
-    wide = G.ladder_scores(rows, DEFAULT_K)
+    wide = ladder_scores(rows, DEFAULT_K)
     assert list(wide.columns) == ["round", "generator", *METRICS]
     table = G.table1(rows, ci)
     assert set(table["column"]) == set(G.TABLE1_COLUMNS)
@@ -131,7 +132,7 @@ def test_sensitivity_units_are_the_library_experiments(sens_ci):
                                rtol=1e-12)
     ks = k_sweep(enc(sets["ref_10k"]), enc(sets["evaluation"]), [7], progress=False, n_jobs=1)
     rows = SENS.compute("k_sweep/K=07", s).assign(profile="ci", unit="k_sweep/K=07")
-    got = G.sensitivity_tables(rows)["k_sweep"]
+    got = sensitivity_tables(rows)["k_sweep"]
     pd.testing.assert_frame_equal(got.reset_index(drop=True), ks, check_dtype=False)
 
 
@@ -151,6 +152,6 @@ def test_sensitivity_bad_settings(sens_ci, change, match):
 
 def test_sensitivity_tables():
     rows = pd.concat([load_rows("sensitivity", "ci"), load_rows("word_swap", "ci")])
-    tables = G.sensitivity_tables(rows)
+    tables = sensitivity_tables(rows)
     assert set(tables) == {"k_sweep", "mode_collapse", "word_swap"}
     assert tables["k_sweep"]["score"].between(0, 1).all()

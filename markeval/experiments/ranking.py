@@ -44,7 +44,8 @@ from markeval.lexical.ngram_lm import NGramLM
 from markeval.stats import kendall, pearson, spearman
 
 __all__ = ["DEFAULT_K", "K_FAMILY", "METRICS", "chain_correlations", "correlation_table",
-           "embedding_metrics", "partial_order_tau", "score_generators", "score_round",
+           "embedding_metrics", "ladder_correlations", "ladder_scores", "metric_best_k",
+           "partial_order_tau", "present_chains", "score_generators", "score_round",
            "scores_at_k", "ForwardCE"]
 
 # This study's metrics (registry names), in the order of its tables.
@@ -404,3 +405,48 @@ def correlation_table(correlations: pd.DataFrame, *, stat: str = "tau",
     cols = chains + (["pooled"] if stat == "tau" else [])
     cols += [c for c in ("pooled low", "pooled high") if c in table]
     return table[cols].rename_axis(None, axis=1)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the reproduction's ladder rows (markeval.reproduce: the stages ladder, ladder_mpnet)
+
+
+def present_chains(chains: dict, generators) -> dict:
+    """The chains whose generators were all built (the full profile skips SmolLM2)."""
+    have = set(generators)
+    return {name: chain for name, chain in chains.items() if set(chain) <= have}
+
+
+def ladder_scores(rows: pd.DataFrame, k) -> pd.DataFrame:
+    """The generator ladder's rows (the stage ``ladder``: ``unit`` "round-<r>", ``generator``
+    and the columns of :mod:`markeval.experiments.vocabulary`) as a wide score table (round,
+    generator, metrics) at K = ``k``: :func:`scores_at_k`."""
+    rows = rows.assign(round=rows["unit"].str[len("round-"):].astype(int))
+    return scores_at_k(rows[["round", "generator", "metric", "k", "value"]], k)
+
+
+def ladder_correlations(rows: pd.DataFrame, k, chains=None) -> pd.DataFrame:
+    """:func:`chain_correlations` of the ladder's rows (:func:`ladder_scores`) at K = ``k``.
+
+    ``chains`` defaults to the quality chains whose generators are present.
+    """
+    from markeval.experiments.generators import QUALITY_CHAINS
+
+    wide = ladder_scores(rows, k)
+    chains = present_chains(QUALITY_CHAINS if chains is None else chains,
+                            wide["generator"].unique())
+    return chain_correlations(wide, chains)
+
+
+def metric_best_k(rows: pd.DataFrame, ks: Sequence[int]) -> dict:
+    """Per k-NN metric, :func:`~markeval.experiments.choosing_k.best_k` over ``ks`` of the
+    pooled quality τ on all sentences of the ladder's rows. Returns ``{metric label: K}``."""
+    from markeval.experiments.choosing_k import best_k
+
+    pooled = {}
+    for k in ks:
+        corr = ladder_correlations(rows, k)
+        corr = corr[(corr["round"] == 0) & (corr["chain"] == "pooled")].set_index("metric")
+        pooled[k] = corr["tau"]
+    return {metric: best_k({k: pooled[k][metric] for k in ks})
+            for metric in K_FAMILY}

@@ -549,7 +549,32 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def sensitivity_tables(rows: pd.DataFrame) -> dict:
+    """The rows of the reproduction's stages ``sensitivity`` and ``word_swap`` as this
+    module's tables.
+
+    Returns ``{"k_sweep": ..., "mode_collapse": ..., "word_swap": ...}`` with the columns of
+    :func:`k_sweep`, :func:`mode_collapse` and :func:`word_swap`.
+    """
+    out = {}
+    ks = rows[rows["experiment"] == "k_sweep"]
+    parts = ks["metric"].str.split("/", n=1, expand=True)
+    wide = (ks.assign(what=parts[0], estimator=parts[1], k=ks["level"].astype(int))
+            .pivot_table(index=["k", "estimator"], columns="what", values="value", sort=False)
+            .reset_index().rename_axis(columns=None))
+    wide["population"] = wide["population"].astype(int)
+    out["k_sweep"] = wide[["k", "estimator", "estimate", "population", "score"]]
+    mc = rows[rows["experiment"] == "mode_collapse"].copy()
+    mc["level"] = mc["level"].astype(int)
+    out["mode_collapse"] = mc[["seed", "step", "level", "kept", "metric", "value"]].reset_index(
+        drop=True)
+    out["word_swap"] = rows[rows["experiment"] == "word_swap"][
+        ["seed", "step", "level", "metric", "value"]].reset_index(drop=True)
+    return out
+
+
 __all__ = [
     "ESTIMATORS", "METRICS", "bbc_sets", "collapse_order", "collapse_step", "default_encoder", "k_sweep", "mode_collapse",
-    "perturbation_sweep", "scores", "summarize", "swap_words", "swapped_texts", "word_swap",
+    "perturbation_sweep", "scores", "sensitivity_tables", "summarize", "swap_words",
+    "swapped_texts", "word_swap",
 ]

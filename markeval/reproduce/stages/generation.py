@@ -129,49 +129,6 @@ def _ladder_compute(unit: str, settings: dict) -> pd.DataFrame:
     return rows[["generator", *LONG_COLUMNS]]
 
 
-def present_chains(chains: dict, generators) -> dict:
-    """The chains whose generators were all built (the full profile skips SmolLM2)."""
-    have = set(generators)
-    return {name: chain for name, chain in chains.items() if set(chain) <= have}
-
-
-def ladder_scores(rows: pd.DataFrame, k) -> pd.DataFrame:
-    """The stage's rows as a wide score table (round, generator, metrics) at K = ``k``."""
-    from markeval.experiments.ranking import scores_at_k
-
-    rows = rows.assign(round=rows["unit"].str[len("round-"):].astype(int))
-    return scores_at_k(rows[["round", "generator", "metric", "k", "value"]], k)
-
-
-def ladder_correlations(rows: pd.DataFrame, k, chains=None) -> pd.DataFrame:
-    """:func:`markeval.experiments.ranking.chain_correlations` of the rows at K = ``k``.
-
-    ``chains`` defaults to the quality chains whose generators are present.
-    """
-    from markeval.experiments.generators import QUALITY_CHAINS
-    from markeval.experiments.ranking import chain_correlations
-
-    wide = ladder_scores(rows, k)
-    chains = present_chains(QUALITY_CHAINS if chains is None else chains,
-                            wide["generator"].unique())
-    return chain_correlations(wide, chains)
-
-
-def metric_best_k(rows: pd.DataFrame, settings: dict) -> dict:
-    """Per k-NN metric, :func:`~markeval.experiments.choosing_k.best_k` of the pooled quality
-    τ on all sentences. Returns ``{metric label: K}``."""
-    from markeval.experiments.choosing_k import best_k
-    from markeval.experiments.ranking import K_FAMILY
-
-    pooled = {}
-    for k in settings["ks"]:
-        corr = ladder_correlations(rows, k)
-        corr = corr[(corr["round"] == 0) & (corr["chain"] == "pooled")].set_index("metric")
-        pooled[k] = corr["tau"]
-    return {metric: best_k({k: pooled[k][metric] for k in settings["ks"]})
-            for metric in K_FAMILY}
-
-
 def table1(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     """Our Table 1 analogue: per metric and K choice, pooled τ and mean ρ and r (all sentences).
 
@@ -183,9 +140,9 @@ def table1(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
         and ``tau high`` (2.5% and 97.5% quantiles of the pooled τ over the subset rounds;
         NaN without them).
     """
-    from markeval.experiments.ranking import K_FAMILY
+    from markeval.experiments.ranking import K_FAMILY, ladder_correlations, metric_best_k
 
-    best = metric_best_k(rows, settings)
+    best = metric_best_k(rows, settings["ks"])
     choices = {"default": {m: settings["default_k"][f] for m, f in K_FAMILY.items()},
                "best": best}
     out = []
@@ -211,6 +168,7 @@ def table1(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
 
 def _ladder_setting(settings: dict, row) -> str:
     from markeval.experiments.generators import QUALITY_CHAINS
+    from markeval.experiments.ranking import present_chains
 
     chains = len(present_chains(QUALITY_CHAINS, _generator_names(settings)))
     k = {"none": "no K", "default": f"default K={row['K']}",
@@ -419,31 +377,6 @@ def _sensitivity_compute(unit: str, settings: dict) -> pd.DataFrame:
         rows = [{"seed": seed, "step": step, "level": level, "kept": kept, "metric": metric,
                  "value": float(value)} for metric, value in values.items()]
     return pd.DataFrame(rows).assign(experiment=experiment)[list(SENSITIVITY_COLUMNS)]
-
-
-def sensitivity_tables(rows: pd.DataFrame) -> dict:
-    """The stage's rows as the tables of :mod:`markeval.experiments.sensitivity`.
-
-    Returns ``{"k_sweep": ..., "mode_collapse": ..., "word_swap": ...}`` with the columns of
-    :func:`~markeval.experiments.sensitivity.k_sweep`,
-    :func:`~markeval.experiments.sensitivity.mode_collapse` and
-    :func:`~markeval.experiments.sensitivity.word_swap`.
-    """
-    out = {}
-    ks = rows[rows["experiment"] == "k_sweep"]
-    parts = ks["metric"].str.split("/", n=1, expand=True)
-    wide = (ks.assign(what=parts[0], estimator=parts[1], k=ks["level"].astype(int))
-            .pivot_table(index=["k", "estimator"], columns="what", values="value", sort=False)
-            .reset_index().rename_axis(columns=None))
-    wide["population"] = wide["population"].astype(int)
-    out["k_sweep"] = wide[["k", "estimator", "estimate", "population", "score"]]
-    mc = rows[rows["experiment"] == "mode_collapse"].copy()
-    mc["level"] = mc["level"].astype(int)
-    out["mode_collapse"] = mc[["seed", "step", "level", "kept", "metric", "value"]].reset_index(
-        drop=True)
-    out["word_swap"] = rows[rows["experiment"] == "word_swap"][
-        ["seed", "step", "level", "metric", "value"]].reset_index(drop=True)
-    return out
 
 
 def _sensitivity_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:

@@ -28,6 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from markeval._checks import check_choice, check_numbers, check_resampling, check_same_length
+from markeval._rowwise import pearson_rows
 from markeval._signature import make_signature
 from markeval.resampling import BootstrapResult, multiplicities, percentile_interval, replicates
 from markeval._result import alias
@@ -107,25 +108,6 @@ def _as_vector(values, name: str) -> np.ndarray:
     return arr
 
 
-def _pearson_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Pearson r of each row of ``a`` with the same row of ``b``; NaN where a row is constant."""
-    am = a - a.mean(axis=1, keepdims=True)
-    bm = b - b.mean(axis=1, keepdims=True)
-    # Test constancy exactly: the mean of equal floats need not equal them, so a
-    # constant row can centre to tiny non-zero values and fake an r of ±1.
-    constant = (np.ptp(a, axis=1) == 0) | (np.ptp(b, axis=1) == 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # Scale by the largest deviation before squaring, as scipy does, against overflow.
-        am /= np.abs(am).max(axis=1, keepdims=True)
-        bm /= np.abs(bm).max(axis=1, keepdims=True)
-        r = np.einsum("ij,ij->i", am, bm) / (
-            np.linalg.norm(am, axis=1) * np.linalg.norm(bm, axis=1)
-        )
-    r = np.clip(r, -1.0, 1.0)
-    r[constant] = np.nan
-    return r
-
-
 def _rank_rows(a: np.ndarray) -> np.ndarray:
     """Average ranks (1-based, ties share their mean rank) along each row, like scipy's rankdata."""
     rows, n = a.shape
@@ -145,7 +127,7 @@ def _rank_rows(a: np.ndarray) -> np.ndarray:
 
 
 def _spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return _pearson_rows(_rank_rows(a), _rank_rows(b))
+    return pearson_rows(_rank_rows(a), _rank_rows(b))
 
 
 def _kendall_counts(x: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -185,7 +167,7 @@ def _bootstrap(method: str, x: np.ndarray, y: np.ndarray, n_resamples: int,
             return _kendall_counts(x, y, multiplicities(idx, n).astype(np.float64))
         if method == "spearman":
             return _spearman_rows(x[idx], y[idx])
-        return _pearson_rows(x[idx], y[idx])
+        return pearson_rows(x[idx], y[idx])
 
     # A quarter of the shared block size: ranks and centred copies add a few temporaries.
     return replicates(n, coefficient, n_resamples=n_resamples, seed=seed,
@@ -256,7 +238,7 @@ def correlation(x, y, method: str = "pearson", *, n_resamples: int = 1000,
     elif method == "spearman":
         value = _spearman_rows(x[None], y[None])[0]
     else:
-        value = _pearson_rows(x[None], y[None])[0]
+        value = pearson_rows(x[None], y[None])[0]
     signature = make_signature(
         method, n=x.size, ci="percentile" if n_resamples else "none",
         confidence=confidence if n_resamples else None,

@@ -27,11 +27,12 @@ import pandas as pd
 from tqdm import tqdm
 
 from markeval._checks import check_bool, check_int, check_probability, check_seed
+from markeval._rowwise import pearson_rows
 from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
                                wmt17_system_match)
 from markeval.experiments.human_correlation import undefined_reason, williams_test
 from markeval.experiments.vocabulary import oriented_scores
-from markeval.stats import _pearson_rows, correlation, pearson
+from markeval.stats import correlation, pearson
 
 __all__ = ["correlations_by_pair", "metric_agreement", "sample_size_curve", "seed_band",
            "seed_correlations", "segment_correlations", "segment_level_scores", "segment_long",
@@ -376,8 +377,8 @@ def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
                                                              size=(n_resamples, len(wide)))
             x = wide.to_numpy(float).T[:, pick]  # (metric, resample, system)
             y = np.broadcast_to(human[pick], x.shape)
-            replicates += _pearson_rows(x.reshape(-1, x.shape[-1]),
-                                        y.reshape(-1, x.shape[-1])).reshape(x.shape[:2])
+            replicates += pearson_rows(x.reshape(-1, x.shape[-1]),
+                                       y.reshape(-1, x.shape[-1])).reshape(x.shape[:2])
         replicates /= part["pair"].nunique()
         low, high = (np.array([np.quantile(r[np.isfinite(r)], q) if np.isfinite(r).any()
                                else np.nan for r in replicates]) for q in (tail, 1 - tail))

@@ -213,6 +213,33 @@ def test_check_slice_recomputes_and_catches_drift(toy):
         results.load_rows("toy", "full")
 
 
+def _compute_some(unit, settings):
+    """The toy's rows, only those of ``settings["metrics"]`` where it names some."""
+    rows = _compute(unit, settings)
+    return rows[rows["metric"].isin(settings.get("metrics", rows["metric"]))]
+
+
+def test_check_slice_matches_a_narrowed_unit_to_its_committed_rows(toy, monkeypatch):
+    out = toy / "out"
+    run.run_stage(_toy(), "ci", out, cache_root=toy / "cache", progress=False)
+    narrowed = dataclasses.replace(_toy(), compute=_compute_some,
+                                   check_narrowing=lambda s: {"metrics": ["n"]})
+    monkeypatch.setattr(results, "get_stage", lambda name: narrowed)
+    calls.clear()
+    check = results.check_slice("toy", "ci")
+    assert calls == ["b"] and check["metric"].tolist() == ["n"] and check["equal"].all()
+    rows = run.read_rows(out, "toy")
+    rows.loc[(rows["unit"] == "b") & (rows["metric"] == "n"), "value"] += 1e-6
+    rows.to_csv(out / "toy.csv", index=False)
+    assert not results.check_slice("toy", "ci")["equal"].any()
+    rows[(rows["unit"] != "b") | (rows["metric"] != "n")].to_csv(out / "toy.csv", index=False)
+    with pytest.raises(AssertionError, match="no committed counterpart"):
+        results.check_slice("toy", "ci")
+    with pytest.raises(ValueError, match="cannot be computed into a store"):
+        run.compute_units(narrowed, "ci", ["b"], overrides={"metrics": ["n"]},
+                          store=UnitStore(narrowed, "ci", {}, root=toy / "cache"))
+
+
 def test_provenance_summary_says_how_the_numbers_were_made(toy):
     out = toy / "out"
     run.run_stage(_toy(), "ci", out, cache_root=toy / "cache", progress=False)

@@ -35,7 +35,11 @@ def test_ladder_settings_and_units(ci):
     full = LADDER.settings_for("full")
     assert full["n"] == 1000 and full["default_k"] == DEFAULT_K
     assert LADDER.units(ci) == [f"round-{r:03d}" for r in range(ci["rounds"] + 1)]
-    assert LADDER.check_units(full) == []  # a full unit takes minutes
+    # a full round takes minutes: its check recomputes round 1 at the default Ks only
+    assert LADDER.check_units(full) == ["round-001"] and LADDER.check_narrowing(ci) == {}
+    assert LADDER.check_narrowing(full) == {"ks": sorted(set(DEFAULT_K.values()))}
+    mpnet = get_stage("ladder_mpnet")
+    assert mpnet.check_units(mpnet.settings_for("full")) == []  # its encoding alone: minutes
 
 
 def test_ladder_round_rows(round0, ci):
@@ -107,7 +111,8 @@ def test_sensitivity_settings_and_units(sens_ci):
     assert len(SWAP.units(sens_ci)) == 2 * len(sens_ci["ps"])
     for stage in (SENS, SWAP):
         assert set(stage.check_units(sens_ci)) <= set(stage.units(sens_ci))
-    assert SENS.check_units(full) == [] and SWAP.check_units(full) == ["word_swap/seed=0/p=0"]
+    assert SENS.check_units(full) == ["k_sweep/K=01", "mode_collapse/seed=0/step=4"]
+    assert SWAP.check_units(full) == ["word_swap/seed=0/p=0"]
 
 
 def test_sensitivity_units_are_the_library_experiments(sens_ci):

@@ -14,6 +14,7 @@ from markeval import registry
 from markeval.experiments.vocabulary import (LONG_COLUMNS, PROTOCOLS, encoder_name, label,
                                              oriented_scores)
 from markeval.reproduce.run import read_rows
+from markeval.reproduce.stages import all_stages
 
 RESULTS = Path(__file__).resolve().parents[1] / "book" / "results"
 
@@ -48,11 +49,9 @@ def test_bad_names_are_refused_with_the_known_ones():
     assert encoder_name("sentence-transformers/all-mpnet-base-v2") == "all-mpnet-base-v2"
 
 
-@pytest.mark.parametrize("path", sorted(RESULTS.glob("*.csv")), ids=lambda p: p.stem)
-def test_committed_rows_in_the_vocabulary_name_registry_metrics(path):
-    rows = read_rows(RESULTS, path.stem)
-    if not set(LONG_COLUMNS) <= set(rows.columns):
-        pytest.skip(f"{path.name} is not yet in the vocabulary")
+@pytest.mark.parametrize("stage", sorted(all_stages()))
+def test_every_stage_file_ends_in_the_vocabulary_with_registry_metrics(stage):
+    rows = read_rows(RESULTS, stage)
     assert list(rows.columns[-len(LONG_COLUMNS):]) == list(LONG_COLUMNS)
     assert set(rows["metric"]) <= set(registry.names())
     assert set(rows["protocol"]) <= set(PROTOCOLS)

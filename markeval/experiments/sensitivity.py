@@ -558,9 +558,10 @@ def sensitivity_tables(rows: pd.DataFrame) -> dict:
     """
     out = {}
     ks = rows[rows["experiment"] == "k_sweep"]
-    parts = ks["metric"].str.split("/", n=1, expand=True)
-    wide = (ks.assign(what=parts[0], estimator=parts[1], k=ks["level"].astype(int))
-            .pivot_table(index=["k", "estimator"], columns="what", values="value", sort=False)
+    part = {m: registry.get(m).part for m in ks["metric"].unique()}
+    wide = (ks.assign(estimator=ks["metric"].map(part), k=ks["k"].astype(int))
+            .pivot_table(index=["k", "estimator"], columns="quantity", values="value",
+                         sort=False)
             .reset_index().rename_axis(columns=None))
     wide["population"] = wide["population"].astype(int)
     out["k_sweep"] = wide[["k", "estimator", "estimate", "population", "score"]]

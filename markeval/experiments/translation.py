@@ -31,7 +31,7 @@ from markeval._rowwise import pearson_rows
 from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
                                wmt17_system_match)
 from markeval.experiments.human_correlation import undefined_reason, williams_test
-from markeval.experiments.vocabulary import oriented_scores
+from markeval.experiments.vocabulary import LONG_COLUMNS, oriented_scores
 from markeval.stats import correlation, pearson
 
 __all__ = ["correlations_by_pair", "metric_agreement", "sample_size_curve", "seed_band",
@@ -366,10 +366,10 @@ def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
     tail = (1 - confidence) / 2
     out = []
     for (size, draw), part in words.groupby(["size", "draw"]):
-        corr = system_correlations(part, "word", int(size), int(draw))
+        scores = system_long(part, "word", int(size), int(draw))
+        corr = correlations_by_pair(scores, n_resamples=0)
         mean = corr.groupby("metric", sort=False).value.mean()
         replicates = np.zeros((len(mean), n_resamples))
-        scores = system_long(part, "word", int(size), int(draw))
         for i, (pair, table) in enumerate(scores.groupby("pair", sort=True)):
             wide = table.pivot(index="system", columns="metric", values="score")[mean.index]
             human = table.groupby("system").human.first()[wide.index].to_numpy(float)
@@ -390,22 +390,22 @@ def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
 def segment_set_means(rows: pd.DataFrame) -> pd.DataFrame:
     """Per-segment set metrics (the stage ``wmt17_segment_sets``: each unit's mean over its
     segments, with ``segments``) as one mean per system and metric over all its segments,
-    the units' means weighted by their segments; rule rows are summed instead: segments
-    touched by each rule.
+    the units' means weighted by their segments; the rule columns
+    (:data:`~markeval.experiments.summarization.ADAPTATION_RULES`) are summed: the system's
+    segments each rule touched.
 
-    Returns a long table ``pair, system, human, metric, k, value, segments``.
+    Returns the stage's columns but ``unit`` and ``profile``, one row per system and metric.
     """
-    rows = rows.assign(weighted=rows["value"] * rows["segments"],
-                       rule=rows["metric"].str.startswith("rule: "),
-                       k=rows["k"].fillna(-1))
-    keys = ["pair", "system", "human", "metric", "k"]
-    out = rows.groupby(keys, sort=False).agg(weighted=("weighted", "sum"),
-                                            value=("value", "sum"),
-                                            segments=("segments", "sum")).reset_index()
-    out["value"] = np.where(out["metric"].str.startswith("rule: "), out["value"],
-                            out["weighted"] / out["segments"])
+    from markeval.experiments.summarization import ADAPTATION_RULES
+
+    keys = ["pair", "system", "human", "encoder", "protocol", "metric", "k", "options"]
+    rows = rows.assign(weighted=rows["value"] * rows["segments"], k=rows["k"].fillna(-1),
+                       options=rows["options"].astype(object).fillna(""))
+    out = rows.groupby(keys, sort=False)[["weighted", "segments", *ADAPTATION_RULES]].sum()
+    out = out.reset_index()
+    out["value"] = out.pop("weighted") / out["segments"]
     out["k"] = out["k"].where(out["k"] >= 0)
-    return out.drop(columns="weighted")
+    return out[["pair", "system", "human", "segments", *ADAPTATION_RULES, *LONG_COLUMNS]]
 
 
 def segment_set_correlations(rows: pd.DataFrame, ipr_k: int) -> pd.DataFrame:
@@ -413,9 +413,8 @@ def segment_set_correlations(rows: pd.DataFrame, ipr_k: int) -> pd.DataFrame:
     per pair, IPR at ``ipr_k`` only (metrics by their
     :func:`~markeval.experiments.vocabulary.label`)."""
     scores = segment_set_means(rows)
-    scores = scores[~scores["metric"].str.startswith("rule: ")]
     scores = scores[(scores["metric"] != "ipr_precision") | (scores["k"] == ipr_k)]
-    return correlations_by_pair(oriented_scores(scores.assign(options="")))
+    return correlations_by_pair(oriented_scores(scores))
 
 
 def seed_correlations(rows: pd.DataFrame) -> pd.DataFrame:

@@ -105,6 +105,11 @@ def oriented_scores(rows: pd.DataFrame, keys=("pair", "system", "human")) -> pd.
     keys = list(keys)
     higher = {m: registry.get(m).higher_is_better for m in rows["metric"].unique()}
     sign = rows["metric"].map(higher).map({True: 1.0, False: -1.0})
-    names = [label(m, k, o, oriented=True)
-             for m, k, o in zip(rows["metric"], rows["k"], rows["options"])]
+    labels: dict[tuple, str] = {}  # a file holds few names in many rows: label each once
+    names = []
+    for m, k, o in zip(rows["metric"], rows["k"], rows["options"]):
+        key = (m, None if _missing(k) else k, "" if _missing(o) else o)
+        if key not in labels:
+            labels[key] = label(*key, oriented=True)
+        names.append(labels[key])
     return rows[keys].assign(metric=names, score=rows["value"].to_numpy(float) * sign.to_numpy())

@@ -63,9 +63,13 @@ class StageRun:
 
 
 def compute_units(stage: Stage, profile: str, units=None, *, store: UnitStore | None = None,
-                  progress: bool = True, n_jobs: int | None = 1
+                  progress: bool = True, n_jobs: int | None = 1, overrides: dict | None = None
                   ) -> tuple[pd.DataFrame, list[float], int]:
     """Rows of ``units`` (default: all) with ``unit`` and ``profile`` columns.
+
+    ``overrides`` replace some of the profile's settings (a stage's ``check_narrowing``); the
+    rows then differ from the profile's, so they cannot go to a ``store``, which is keyed by
+    the profile's settings.
 
     With a ``store``, finished units are read from it and new ones written to it. Every
     unit's rows pass through the same CSV round trip, cached or not, so a resumed run gives
@@ -80,6 +84,11 @@ def compute_units(stage: Stage, profile: str, units=None, *, store: UnitStore | 
     from markeval.experiments.parallel import resolve_n_jobs, run_units
 
     settings = stage.settings_for(profile)
+    if overrides:
+        if store is not None:
+            raise ValueError(f"overrides {overrides!r} cannot be computed into a store: it "
+                             f"keeps the rows of profile {profile!r}'s own settings")
+        settings = {**settings, **overrides}
     units = list(stage.units(settings) if units is None else units)
     n_jobs = resolve_n_jobs(n_jobs)
     store = store or _MemoryStore()

@@ -52,6 +52,18 @@ class Stage:
     check_units : callable
         ``check_units(settings) -> sequence of str``: the units the consistency test
         recomputes in that profile; cheap ones (seconds), chosen to cover every code path.
+    check_narrowing : callable
+        ``check_narrowing(settings) -> dict``: settings to override when the consistency test
+        recomputes a check unit, for a unit CI cannot afford whole. Under them the unit must
+        compute a subset of its own rows, each identical to the committed one (one seed of
+        ten, one point of a grid); :func:`markeval.reproduce.results.check_slice` then matches
+        the recomputed rows to the committed ones by their naming columns. ``{}`` (the
+        default): the whole unit.
+    row_format : int
+        The version of the rows' columns, raised whenever ``compute`` names its numbers
+        differently (new columns, renamed metrics): it is part of the unit cache key, so that
+        no cached unit comes back in the old columns. Left at 1 it adds nothing to the key,
+        and the caches of stages never reformatted keep their folders.
     tolerance : float
         Largest absolute difference allowed between a recomputed result and the committed
         one. 1e-9 (the precision of the result files) for arithmetic on counts such as
@@ -84,6 +96,8 @@ class Stage:
     compute: Callable[[str, dict], pd.DataFrame]
     compare: Callable[[pd.DataFrame, dict], pd.DataFrame]
     check_units: Callable[[dict], Sequence[str]] = field(default=lambda settings: ())
+    check_narrowing: Callable[[dict], dict] = field(default=lambda settings: {})
+    row_format: int = 1
     tolerance: float = 1e-9
     selection: tuple[str, ...] = ()
     parallel: bool = False
@@ -111,9 +125,15 @@ def settings_key(stage: Stage, settings: dict) -> str:
     True
     >>> settings_key(s, {"n": 3, "sizes": [25]}) == settings_key(s, {"n": 3, "sizes": [25, 50]})
     True
+    >>> v2 = Stage("demo", "demo", lambda p: {"n": 3}, lambda s: ["a"], None, None, row_format=2)
+    >>> settings_key(v2, {"n": 3}) != settings_key(s, {"n": 3})
+    True
     """
     kept = {key: value for key, value in settings.items() if key not in stage.selection}
-    text = json.dumps({"stage": stage.name, "settings": kept}, sort_keys=True)
+    key = {"stage": stage.name, "settings": kept}
+    if stage.row_format != 1:
+        key["row_format"] = stage.row_format
+    text = json.dumps(key, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -218,8 +218,14 @@ def _ladder_stage(encoder: str | None = None, suffix: str = "") -> Stage:
         compute=_ladder_compute, compare=_ladder_compare,
         prepare=lambda settings: ladder_inputs(settings["n"], settings["seed"],
                                                settings["smollm2"], settings["encoder"]),
+        # in full a round takes minutes: the consistency test recomputes round 1 at the
+        # default Ks only (a round's subsets and every K's scores do not depend on the
+        # others), with MiniLM; with mpnet a full round first encodes the ladder's 13,000
+        # sentences through 12 layers (more than 7 min here), beyond what CI affords
         check_units=lambda settings: ["round-000", "round-001"] if settings["n"] <= 100
-        else [],
+        else ["round-001"] if encoder is None else [],
+        check_narrowing=lambda settings: {} if settings["n"] <= 100 else {
+            "ks": sorted(set(settings["default_k"].values()))},
         # float32 vectors differ between CPUs in the last bits; a k-NN score then steps by
         # 1/n when two neighbours swap: the ci rounds hold >= 80 sentences per set
         tolerance=1.5e-2, selection=("rounds",), parallel=True)
@@ -243,9 +249,12 @@ STAGES = (_ladder_stage(), _ladder_stage("sentence-transformers/all-mpnet-base-v
 
 #: Columns of the stage's rows: ``experiment`` (k_sweep, mode_collapse, word_swap), ``seed``,
 #: ``step``, ``level`` (K, topics kept, or p), ``kept`` (topics kept; "-" elsewhere),
-#: ``metric`` (K sweep: ``score/<estimator>``, ``estimate/<estimator>``,
-#: ``population/<estimator>``), ``value``.
-SENSITIVITY_COLUMNS = ("experiment", "seed", "step", "level", "kept", "metric", "value")
+#: ``quantity`` (``score``; the K sweep also gives each estimator's ``estimate`` and the
+#: ``population`` it is divided by) and the columns of
+#: :data:`markeval.experiments.vocabulary.LONG_COLUMNS` (protocol ``pooled``; ``k``: the
+#: sweep's K, else the K of IPR and of the Mark-Evaluate scores).
+SENSITIVITY_COLUMNS = ("experiment", "seed", "step", "level", "kept", "quantity",
+                       "encoder", "protocol", "metric", "k", "options", "value")
 
 
 def _sensitivity_settings(profile: str) -> dict:
@@ -338,8 +347,10 @@ def _parse_unit(unit: str) -> tuple[str, dict]:
 
 
 def _sensitivity_compute(unit: str, settings: dict) -> pd.DataFrame:
+    from markeval import registry
     from markeval.experiments.sensitivity import (METRICS, collapse_step, k_sweep, scores,
                                                   swapped_texts)
+    from markeval.experiments.vocabulary import encoder_name
 
     if unit not in _sensitivity_units(settings):
         _parse_unit(unit)  # a malformed unit is named as such
@@ -353,8 +364,10 @@ def _sensitivity_compute(unit: str, settings: dict) -> pd.DataFrame:
         k = int(fields["K"])
         table = k_sweep(_embedded(inputs, "ref_10k"), _embedded(inputs, "evaluation"), [k],
                         progress=False, n_jobs=1)
+        me = {info.part: info.name for info in registry.metrics(family="mark_evaluate")}
         rows = [{"seed": 0, "step": settings["ks"].index(k), "level": float(k), "kept": "-",
-                 "metric": f"{what}/{r['estimator']}", "value": float(r[what])}
+                 "quantity": what, "metric": me[r["estimator"]], "k": k,
+                 "value": float(r[what])}
                 for r in table.to_dict("records") for what in ("score", "estimate", "population")]
     else:
         seed = int(fields["seed"])
@@ -374,9 +387,13 @@ def _sensitivity_compute(unit: str, settings: dict) -> pd.DataFrame:
             level = p
         values = scores(ref, cand, METRICS, fid_allow_singular=n <= ref.shape[1], seed=seed,
                         **options)
-        rows = [{"seed": seed, "step": step, "level": level, "kept": kept, "metric": metric,
+        k_of = {"mark_evaluate": settings["me_k"], "ipr": settings["ipr_k"]}
+        rows = [{"seed": seed, "step": step, "level": level, "kept": kept, "quantity": "score",
+                 "metric": metric, "k": k_of.get(registry.get(metric).family),
                  "value": float(value)} for metric, value in values.items()]
-    return pd.DataFrame(rows).assign(experiment=experiment)[list(SENSITIVITY_COLUMNS)]
+    rows = pd.DataFrame(rows).assign(experiment=experiment, protocol="pooled", options="",
+                                     encoder=encoder_name(settings["encoder"]))
+    return rows[list(SENSITIVITY_COLUMNS)]
 
 
 def _sensitivity_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
@@ -393,10 +410,9 @@ STAGES = STAGES + (
           settings=_sensitivity_settings,
           units=lambda settings: _sensitivity_units(settings, ("k_sweep", "mode_collapse")),
           compute=_sensitivity_compute, compare=_sensitivity_compare,
-          check_units=lambda settings: (["k_sweep/K=01", "mode_collapse/seed=0/step=4"]
-                                        if settings["n_swap"] <= 200 else []),
+          check_units=lambda settings: ["k_sweep/K=01", "mode_collapse/seed=0/step=4"],
           # one neighbour swapped by another CPU's last bits moves a ci score by 1/200
-          tolerance=1e-2, parallel=True, prepare=_prepare_sensitivity),
+          tolerance=1e-2, parallel=True, prepare=_prepare_sensitivity, row_format=2),
     Stage(name="word_swap",
           title="Mark-Evaluate Fig. 4 analogue: word swap (BBC)",
           settings=_sensitivity_settings,
@@ -406,5 +422,6 @@ STAGES = STAGES + (
           check_units=lambda settings: (["word_swap/seed=1/p=0.5"]
                                         if settings["n_swap"] <= 200 else
                                         ["word_swap/seed=0/p=0"]),
-          tolerance=1e-2, parallel=True, prepare=_prepare_sensitivity),  # as "sensitivity"
+          tolerance=1e-2, parallel=True, prepare=_prepare_sensitivity,  # as "sensitivity"
+          row_format=2),
 )

@@ -12,13 +12,16 @@ is left out: a segment's ~140 samples in 384 (or 768) dimensions give a singular
 Segments too small for a setting are scored by the rules of
 :func:`markeval.experiments.summarization.adapted_set_scores` (an empty side scores 0; ``K``
 capped at ``n - 1``; PRD's clusters capped at ``2n``, with ``n`` the smaller set's size), and
-every unit counts how many segments each rule touched (rows ``rule: <name>``).
+every unit counts how many of each system's segments each rule touched.
 
 A unit is ``<pair>/<start>``: the segments ``start .. start + chunk - 1`` of every system of
 the pair, against their references (encoded once per unit). Its rows are long: ``pair``,
-``system``, ``human`` (system DA), ``protocol`` ("segment"), ``encoder``, ``metric`` (the
-registry name: ``me_petersen``, ``me_schnabel_quality``, ``me_capture``, ``prd_precision``,
-``ipr_precision``), ``k``, ``value`` (the mean over the unit's segments) and ``segments``.
+``system``, ``human`` (system DA), ``segments`` (the unit's), one column per rule of
+:data:`~markeval.experiments.summarization.ADAPTATION_RULES` (the system's segments it
+touched in this unit, the same on each of the system's rows), and the columns of
+:data:`markeval.experiments.vocabulary.LONG_COLUMNS`: protocol ``segment``, the metric's
+registry name (``me_petersen``, ``me_schnabel_quality``, ``me_capture``, ``prd_precision``,
+``ipr_precision``), ``k``, and ``value``, the mean over the unit's segments.
 :func:`markeval.experiments.translation.segment_set_means` weighs the units' means back into
 one mean per system.
 """
@@ -79,6 +82,7 @@ def _cost(unit: str, settings: dict) -> float:
 def _compute(unit: str, settings: dict) -> pd.DataFrame:
     from markeval.datasets import load_wmt17, wmt17_da_systems, wmt17_system_match
     from markeval.experiments.summarization import ADAPTATION_RULES, adapted_set_scores
+    from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
     from markeval.population.samples import word_samples_by_text
     from markeval.reproduce.stages.wmt17 import unit_encoder
 
@@ -108,12 +112,12 @@ def _compute(unit: str, settings: dict) -> pd.DataFrame:
             for rule in applied:
                 rules[rule] += 1
         common = {"pair": pair, "system": system, "human": float(human),
-                  "protocol": PROTOCOL, "encoder": settings["encoder"], "segments": len(keep)}
-        rows += [{**common, "metric": name, "k": k, "value": sums[label] / len(keep)}
-                 for label, (name, k) in SET_METRICS.items()]
-        rows += [{**common, "metric": f"rule: {rule}", "k": None, "value": float(count)}
-                 for rule, count in rules.items()]
-    return pd.DataFrame(rows)
+                  "segments": len(keep), **rules,
+                  "encoder": encoder_name(settings["encoder"]), "protocol": PROTOCOL}
+        rows += [{**common, "metric": name, "k": k, "options": "",
+                  "value": sums[label] / len(keep)} for label, (name, k) in SET_METRICS.items()]
+    return pd.DataFrame(rows)[["pair", "system", "human", "segments", *ADAPTATION_RULES,
+                               *LONG_COLUMNS]]
 
 
 def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
@@ -160,7 +164,7 @@ def _stage(encoder: str, suffix: str) -> Stage:
         compare=_compare, check_units=_check_units,
         # A segment's score moves by 1/n (n ~ 140 samples) when another CPU's last bits swap
         # two neighbours; averaged over a unit's segments such a swap moves a mean by far less.
-        tolerance=5e-3, selection=("pairs",), parallel=True, cost=_cost)
+        tolerance=5e-3, selection=("pairs",), parallel=True, cost=_cost, row_format=2)
 
 
 STAGES = (_stage(ENCODER, ""), _stage(MPNET, "_mpnet"))

@@ -13,7 +13,7 @@ from markeval.cache import CacheWarning
 from markeval.datasets._integrity import sha256_file
 from markeval.experiments import generators as G
 from markeval.experiments.ranking import (METRICS, ForwardCE, chain_correlations, embedding_metrics,
-                                          partial_order_tau, score_generators)
+                                          partial_order_tau, score_generators, score_round)
 from markeval.lexical.ngram_lm import NGramLM
 from markeval.lexical.perplexity import forward_cross_entropy, reverse_cross_entropy
 
@@ -187,6 +187,22 @@ def test_partial_order_tau_and_chain_correlations():
 def test_bad_inputs(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_a_round_scored_for_some_generators_gives_their_rows_of_the_whole_round():
+    rng = np.random.default_rng(0)
+    texts = {g: [f"{g} w{i} x{i % 3}" for i in range(30)] for g in ("a", "b", "c")}
+    emb = {g: rng.normal(size=(30, 4)) for g in texts}
+    ref, ref_emb = [f"w{i} x{i % 4}" for i in range(30)], rng.normal(size=(30, 4))
+    ce = ForwardCE(ref * 2)
+    whole = score_round(texts, emb, ref, ref_emb, ce, 2, ks=(1, 2), prd_runs=1)
+    last = score_round(texts, {"c": emb["c"]}, ref, ref_emb, ce, 2, ks=(1, 2), prd_runs=1,
+                       only=["c"])
+    pd.testing.assert_frame_equal(last, whole[whole["generator"] == "c"].reset_index(drop=True))
+    with pytest.raises(ValueError, match="not generated"):
+        score_round(texts, emb, ref, ref_emb, ce, 2, only=["z"])
+    with pytest.raises(ValueError, match="different generators"):
+        score_round(texts, {"a": emb["a"]}, ref, ref_emb, ce, 2, only=["c"])
 
 
 def test_score_generators_rejects_unequal_sizes():

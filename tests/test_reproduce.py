@@ -235,6 +235,10 @@ def test_check_slice_matches_a_narrowed_unit_to_its_committed_rows(toy, monkeypa
     rows[(rows["unit"] != "b") | (rows["metric"] != "n")].to_csv(out / "toy.csv", index=False)
     with pytest.raises(AssertionError, match="no committed counterpart"):
         results.check_slice("toy", "ci")
+    nothing = dataclasses.replace(narrowed, check_narrowing=lambda s: {"metrics": ["z"]})
+    monkeypatch.setattr(results, "get_stage", lambda name: nothing)
+    with pytest.raises(AssertionError, match="no rows recomputed"):
+        results.check_slice("toy", "ci")
     with pytest.raises(ValueError, match="cannot be computed into a store"):
         run.compute_units(narrowed, "ci", ["b"], overrides={"metrics": ["n"]},
                           store=UnitStore(narrowed, "ci", {}, root=toy / "cache"))

@@ -214,7 +214,7 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
 def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str, np.ndarray],
                 reference: Sequence[str], reference_embeddings, ce: ForwardCE, round_index: int,
                 *, ks: Sequence[int] = (3,), fraction: float = 0.8, prd_runs: int = 5,
-                seed: int = 0) -> pd.DataFrame:
+                seed: int = 0, only: Sequence[str] | None = None) -> pd.DataFrame:
     """Every metric of every generator in one round, at every K of ``ks``: tidy rows.
 
     Round 0 scores all sentences; round ``r > 0`` a random subset of ``fraction`` of the
@@ -223,6 +223,8 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
     (the reproduction's unit, :mod:`markeval.reproduce.stages.generation`). The metrics without
     a neighbour count (cross-entropies, FID, PRD with seed ``seed + r``) are computed once and
     carry no ``k`` (NaN); IPR and the Mark-Evaluate scores once per K (``k`` for both families).
+    ``only`` scores some generators (``embeddings`` then needs only theirs): every subset is
+    still drawn, in the order of ``generated``, so their rows are those of the whole round.
 
     Returns
     -------
@@ -241,15 +243,20 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
     (5, [1, 2], 17)
     """
     names = list(generated)
-    if set(names) != set(embeddings):
+    scored = names if only is None else list(only)
+    if not set(scored) <= set(names):
+        raise ValueError(f"only names generators that are not generated: "
+                         f"{sorted(set(scored) - set(names))}")
+    if set(scored) - set(embeddings) or (only is None and set(embeddings) != set(names)):
         raise ValueError(f"generated and embeddings name different generators: "
-                         f"{sorted(set(names) ^ set(embeddings))}")
+                         f"{sorted(set(scored) ^ set(embeddings))}")
     n = len(reference)
     for name in names:
-        if len(generated[name]) != n or len(embeddings[name]) != n:
-            raise ValueError(f"generator {name!r} has {len(generated[name])} sentences and "
-                             f"{len(embeddings[name])} embeddings; the reference set has {n}: "
-                             "the metrics compare sets of equal size")
+        vectors = f" and {len(embeddings[name])} embeddings" if name in scored else ""
+        if len(generated[name]) != n or (vectors and len(embeddings[name]) != n):
+            raise ValueError(f"generator {name!r} has {len(generated[name])} sentences"
+                             f"{vectors}; the reference set has {n}: the metrics compare sets "
+                             "of equal size")
     if check_number(fraction, "fraction", maximum=1) <= 0:
         raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
     round_index = int(round_index)
@@ -266,6 +273,8 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
     rows = []
     for name in names:
         idx = np.arange(n) if round_index == 0 else np.sort(rng.choice(n, m, replace=False))
+        if name not in scored:
+            continue  # drawn all the same: the next generator's subset is the whole round's
         texts = [generated[name][i] for i in idx]
         nll, count = ce.sentence_nll(texts)
         values = [("forward_ce", None, float(nll.sum() / count.sum() / math.log(2))),

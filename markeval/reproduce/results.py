@@ -240,6 +240,9 @@ def check_slice(stage: str, profile: str = "ci", units=None, *,
     narrowing = definition.check_narrowing(settings)
     fresh, _, _ = compute_units(definition, profile, units, progress=progress,
                                 overrides=narrowing)
+    if fresh.empty:  # a check of nothing would pass
+        raise AssertionError(f"stage {stage!r}, units {units}: no rows recomputed "
+                             f"(narrowed by {narrowing})")
     committed = load_rows(stage, profile)
     committed = committed[committed["unit"].isin(units)].reset_index(drop=True)
     if list(committed.columns) != list(fresh.columns) or (

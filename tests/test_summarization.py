@@ -222,6 +222,28 @@ def test_word_set_metrics_equal_the_library_metrics_at_every_k():
                                                       prd_runs=2, seed=4)(cand, refs)
 
 
+def test_word_set_metrics_through_a_neighbour_index():
+    """An index that probes every list certifies exact balls: the same scores as exact. One
+    that probes one list for two candidates misses neighbours: other scores (so it is used)."""
+    pytest.importorskip("faiss")
+    from markeval.geometry import IndexSettings
+
+    rng = np.random.default_rng(5)
+    vocab = [f"w{i}" for i in range(400)]
+    refs = [" ".join(rng.choice(vocab[:300], 300)) for _ in range(4)]
+    cand = [" ".join(rng.choice(vocab[100:], 400))]
+    embed = _fake_embed(dim=8)
+    exact = WordSetMetrics(embed, ks=(1, 3), prd_clusters=5, prd_runs=1)(cand, refs)
+    everything = IndexSettings(probes=10_000, audit=0)
+    scorer = WordSetMetrics(embed, ks=(1, 3), prd_clusters=5, prd_runs=1,
+                            neighbours=everything)
+    assert scorer(cand, refs) == exact
+    poor = IndexSettings(candidates=2, escalate=1, probes=1, audit=0)
+    missed = WordSetMetrics(embed, ks=(1, 3), prd_clusters=5, prd_runs=1,
+                            neighbours=poor)(cand, refs)
+    assert missed["PRD precision"] == exact["PRD precision"] and missed != exact
+
+
 def test_word_set_metrics_reuse_the_reference_set_and_score_short_summaries_zero():
     calls = []
     base = _fake_embed()
@@ -249,6 +271,9 @@ def test_word_set_metrics_bad_input():
         WordSetMetrics(_fake_embed(), ks=(1, 1))
     with pytest.raises(ValueError, match="dtype must be one of 'float32', 'float64'"):
         WordSetMetrics(_fake_embed(), dtype="float16")
+    with pytest.raises(ValueError, match=r"neighbours must be one of \('exact', 'index'\) or "
+                                         r"an IndexSettings, got 'fast'"):
+        WordSetMetrics(_fake_embed(), neighbours="fast")
     with pytest.raises(ValueError, match="the references give 2 samples; at least 20 are needed"):
         WordSetMetrics(_fake_embed())(["a b c"], ["x y"])
 

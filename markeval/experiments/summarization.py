@@ -460,6 +460,10 @@ class WordSetMetrics:
     dtype : {"float32", "float64"}, default "float32"
         Arithmetic of the distance blocks; the k-NN and membership decisions are exact either
         way (:mod:`markeval.geometry`), float32 is faster.
+    neighbours : {"exact", "index"} or IndexSettings, default "exact"
+        How the balls and their members are found (:mod:`markeval.geometry`): every distance,
+        or a neighbour index's candidates, for sets of 10^5 samples and more (what the index
+        can miss, and its audit: :mod:`markeval.geometry.index`).
 
     Examples
     --------
@@ -480,7 +484,7 @@ class WordSetMetrics:
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray], *,
                  ks: Sequence[int] = (1, 2, 3, 5), prd_clusters: int = 20, prd_runs: int = 2,
-                 seed: int = 0, dtype: str = "float32"):
+                 seed: int = 0, dtype: str = "float32", neighbours="exact"):
         if not callable(embed):
             raise TypeError(f"embed must be a callable texts -> array, got {type(embed).__name__}")
         ks = tuple(check_int(k, f"ks[{i}]", minimum=1) for i, k in enumerate(ks))
@@ -489,9 +493,13 @@ class WordSetMetrics:
         if len(set(ks)) != len(ks):
             raise ValueError(f"ks has repeated values: {ks!r}")
         check_choice(dtype, "dtype", ("float32", "float64"))
+        if not (isinstance(neighbours, geometry.IndexSettings)
+                or (isinstance(neighbours, str) and neighbours in geometry.NEIGHBOURS)):
+            raise ValueError(f"neighbours must be one of {geometry.NEIGHBOURS} or an "
+                             f"IndexSettings, got {neighbours!r}")
         self.embed = embed
         self._scorer = _SetScorer(tuple(int(k) for k in sorted(ks)), int(prd_clusters),
-                                  int(prd_runs), check_seed(seed), dtype)
+                                  int(prd_runs), check_seed(seed), dtype, neighbours)
         self.n_too_short = 0
         self._reference: tuple | None = None  # (texts, samples, balls at max K)
 
@@ -587,6 +595,7 @@ class _SetScorer:
     prd_runs: int
     seed: int
     dtype: str
+    neighbours: str | geometry.IndexSettings = "exact"
 
     @property
     def min_samples(self) -> int:
@@ -606,7 +615,8 @@ class _SetScorer:
             raise ValueError(f"the references give {len(samples)} samples; at least "
                              f"{self.min_samples} are needed (max K + 1 and the PRD clusters)")
         return samples, geometry.knn_balls(samples, max(self.ks), dtype=self.dtype,
-                                           name="reference samples")
+                                           name="reference samples",
+                                           neighbours=self.neighbours)
 
     def score(self, cand: np.ndarray, ref: np.ndarray,
               ref_balls: geometry.KNNBalls) -> dict[str, float] | None:
@@ -615,7 +625,7 @@ class _SetScorer:
             return None
         out = {"PRD precision": self.prd_precision(ref, cand, self.prd_clusters)}
         cand_balls = geometry.knn_balls(cand, max(self.ks), dtype=self.dtype,
-                                        name="summary samples")
+                                        name="summary samples", neighbours=self.neighbours)
         out.update(self.ball_scores(ref_balls, cand_balls, {k: k for k in self.ks}))
         return {name: float(out[name]) for name in self.names}
 
@@ -635,7 +645,8 @@ class _SetScorer:
         out = {}
         for k, used in ks.items():
             a, b = _prefix(ref_balls, used), _prefix(cand_balls, used)
-            s_in_prime, prime_in_s = geometry.mutual_membership(a, b, dtype=self.dtype)
+            s_in_prime, prime_in_s = geometry.mutual_membership(a, b, dtype=self.dtype,
+                                                                neighbours=self.neighbours)
             # S = the references, S' = the summary, as in mark_evaluate(reference, candidate, k).
             me = mark_evaluate_from_balls(a, b, membership=(s_in_prime, prime_in_s))
             out[f"IPR precision (K={k})"] = float(prime_in_s.inside_any.mean())

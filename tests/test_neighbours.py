@@ -15,7 +15,7 @@ import pytest
 
 from markeval.distribution.ipr import improved_precision_recall
 from markeval.geometry import (IndexSettings, NeighbourReport, ball_membership, knn_balls,
-                               mutual_balls, mutual_membership)
+                               mutual_balls, mutual_membership, mutual_memberships)
 from markeval.geometry.tasks import knn_tiles, membership_tiles
 from markeval.population.mark_evaluate import mark_evaluate, mark_evaluate_from_balls
 
@@ -102,6 +102,37 @@ def test_one_set_and_given_balls_through_the_index():
                          mutual_membership(exact_a, exact_b)):
         np.testing.assert_array_equal(got.balls_per_point, want.balls_per_point)
         np.testing.assert_array_equal(got.points_per_ball, want.points_per_ball)
+
+
+def test_memberships_at_several_k_from_one_search():
+    """At each k the counts of mutual_membership on the balls' prefixes: exactly, through an
+    index that scans every list (lists of 22: every ball certified), and through lists of 6
+    (most balls fall back to exact distances, at each of their radii); audited at each k."""
+    a, b = clustered(600, seed=8), clustered(500, seed=9)
+    balls_a, balls_b = knn_balls(a, 5), knn_balls(b, 5)
+    ks = [5, 1, 3]
+    want = {k: mutual_membership(balls_a.prefix(k), balls_b.prefix(k)) for k in ks}
+    scanned = IndexSettings(probes=10_000, audit=30)
+    too_short = IndexSettings(candidates=6, escalate=1, probes=10_000, audit=30)
+    for settings in ("exact", scanned, too_short):
+        got = mutual_memberships(balls_a, balls_b, ks, neighbours=settings)
+        assert list(got) == ks
+        for k in ks:
+            for g, w in zip(got[k], want[k]):
+                np.testing.assert_array_equal(g.balls_per_point, w.balls_per_point)
+                np.testing.assert_array_equal(g.points_per_ball, w.points_per_ball)
+        report = got[1][0].report
+        if settings == "exact":
+            assert report is None
+        else:
+            assert report.balls == 1100 and (report.audited, report.agreed) == (60, 60)
+            assert (report.fallback > 550) if settings is too_short else report.fallback == 0
+    with pytest.raises(ValueError, match=r"ks must be a non-empty sequence of k in 1..5"):
+        mutual_memberships(balls_a, balls_b, [3, 6])
+    with pytest.raises(ValueError, match="must have the same k, got 5 and 2"):
+        mutual_memberships(balls_a, balls_b.prefix(2), [1])
+    with pytest.raises(ValueError, match="k must be at most the balls' k=5, got 6"):
+        balls_a.prefix(6)
 
 
 def test_tiny_sets_are_exact_through_the_index():

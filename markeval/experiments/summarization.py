@@ -643,11 +643,14 @@ class _SetScorer:
         """IPR precision and Mark-Evaluate at each name ``K=k`` of ``ks`` (k -> the K used),
         from balls at a K at least as large."""
         out = {}
+        # Every K at once: the index path searches once for all of them.
+        memberships = geometry.mutual_memberships(ref_balls, cand_balls,
+                                                  sorted(set(ks.values())), dtype=self.dtype,
+                                                  neighbours=self.neighbours)
         for k, used in ks.items():
-            a, b = _prefix(ref_balls, used), _prefix(cand_balls, used)
-            s_in_prime, prime_in_s = geometry.mutual_membership(a, b, dtype=self.dtype,
-                                                                neighbours=self.neighbours)
+            a, b = ref_balls.prefix(used), cand_balls.prefix(used)
             # S = the references, S' = the summary, as in mark_evaluate(reference, candidate, k).
+            s_in_prime, prime_in_s = memberships[used]
             me = mark_evaluate_from_balls(a, b, membership=(s_in_prime, prime_in_s))
             out[f"IPR precision (K={k})"] = float(prime_in_s.inside_any.mean())
             out[f"ME Petersen (K={k})"] = me.petersen.score
@@ -714,13 +717,6 @@ def _score_group(scorer: _SetScorer, reference: np.ndarray,
     """One parallel unit: a few summaries of a topic against the topic's reference samples."""
     ref, balls = scorer.reference(reference)
     return [scorer.score(cand, ref, balls) for cand in candidates]
-
-
-def _prefix(balls: geometry.KNNBalls, k: int) -> geometry.KNNBalls:
-    """The balls at ``k`` from balls at a larger K: each point's ``k`` nearest neighbours."""
-    if k == balls.k:
-        return balls
-    return geometry.KNNBalls(balls.points, k, balls.indices[:, :k], balls.sq_distances[:, :k])
 
 
 def summary_level_correlations(scores: Mapping[str, Sequence[float]],

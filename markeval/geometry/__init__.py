@@ -115,6 +115,7 @@ __all__ = [
     "knn_balls",
     "mutual_balls",
     "mutual_membership",
+    "mutual_memberships",
     "pairwise_sq_distances",
     "sq_distance_blocks",
 ]
@@ -167,6 +168,24 @@ class KNNBalls:
     def __repr__(self) -> str:
         n, d = self.points.shape
         return f"KNNBalls(n={n}, dim={d}, k={self.k})"
+
+    def prefix(self, k: int) -> KNNBalls:
+        """The balls at a ``k`` up to :attr:`k`: each point's first ``k`` neighbours.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> balls = knn_balls(np.array([[0.0], [1.0], [3.0], [7.0]]), k=2)
+        >>> balls.prefix(1).sq_radii.tolist(), balls.sq_radii.tolist()
+        ([1.0, 1.0, 4.0, 16.0], [9.0, 4.0, 9.0, 36.0])
+        """
+        k = check_int(k, "k", minimum=1)
+        if k > self.k:
+            raise ValueError(f"k must be at most the balls' k={self.k}, got {k}")
+        if k == self.k:
+            return self
+        return KNNBalls(self.points, k, self.indices[:, :k], self.sq_distances[:, :k],
+                        self.report)
 
 
 @dataclass(frozen=True, eq=False)
@@ -467,6 +486,65 @@ def mutual_membership(balls_a: KNNBalls, balls_b: KNNBalls, *, backend: str = "n
     a_in_b = Membership(read_only(got["col"][0]), read_only(got["col"][1]))
     b_in_a = Membership(read_only(got["row"][0]), read_only(got["row"][1]))
     return a_in_b, b_in_a
+
+
+def mutual_memberships(balls_a: KNNBalls, balls_b: KNNBalls, ks, *, backend: str = "numpy",
+                       device=None, dtype: str = "float32", block_size=None,
+                       progress: bool = False, neighbours="exact",
+                       n_jobs: int | None = 1) -> dict[int, tuple[Membership, Membership]]:
+    """:func:`mutual_membership` of the balls at each ``k`` of ``ks`` (:meth:`KNNBalls.prefix`).
+
+    Exactly ``{k: mutual_membership(balls_a.prefix(k), balls_b.prefix(k)) for k in ks}``. The
+    exact path computes them so; the index path searches once for all of them: a centre's
+    candidate list that runs past its largest radius certifies its balls at every ``k``.
+
+    Parameters
+    ----------
+    balls_a, balls_b : KNNBalls
+        At the same ``k``, at least every value of ``ks``.
+    ks : sequence of int
+    backend, device, dtype, block_size, progress, neighbours, n_jobs
+        As in :func:`knn_balls`.
+
+    Returns
+    -------
+    dict
+        ``k -> (a_in_b, b_in_a)``, in the order of ``ks``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = knn_balls(np.array([[0.0], [1.0], [2.0]]), k=2)
+    >>> b = knn_balls(np.array([[1.5], [5.0], [9.0]]), k=2)
+    >>> got = mutual_memberships(a, b, [1, 2])
+    >>> [got[k][0].balls_per_point.tolist() for k in (1, 2)]
+    [[1, 1, 2], [1, 2, 3]]
+    """
+    _check_balls(balls_a, "balls_a")
+    _check_balls(balls_b, "balls_b")
+    check_same_dim(balls_a.points, balls_b.points, "balls_a", "balls_b")
+    if balls_a.k != balls_b.k:
+        raise ValueError(f"balls_a and balls_b must have the same k, got {balls_a.k} and "
+                         f"{balls_b.k}")
+    ks = [check_int(k, f"ks[{i}]", minimum=1) for i, k in enumerate(ks)]
+    if not ks or max(ks) > balls_a.k:
+        raise ValueError(f"ks must be a non-empty sequence of k in 1..{balls_a.k} (the balls' "
+                         f"k), got {ks}")
+    settings = _settings(neighbours, n_jobs)
+    if settings is None:
+        opts = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
+                    progress=progress, neighbours=neighbours, n_jobs=n_jobs)
+        return {k: mutual_membership(balls_a.prefix(k), balls_b.prefix(k), **opts) for k in ks}
+    ops = _arithmetic(backend, device, dtype, block_size, progress)
+    order = sorted(set(ks))
+    _, counts, report = index_pass(
+        [balls_a.points, balls_b.points], max(order), [(1, 0), (0, 1)], settings, ops,
+        radii={i: b.sq_distances[:, [k - 1 for k in order]] for i, b in enumerate((balls_a,
+                                                                                   balls_b))},
+        block_size=block_size, progress=progress)
+    by_k = {k: _memberships({pair: (c[0][:, col], c[1][:, col]) for pair, c in counts.items()},
+                            report) for col, k in enumerate(order)}
+    return {k: by_k[k] for k in ks}
 
 
 def _memberships(counts, report) -> tuple[Membership, Membership]:

@@ -267,9 +267,10 @@ class _SetBalls:
 
     ids: np.ndarray | None      # (n, k) neighbours within the set (computed sets only)
     sq: np.ndarray | None       # (n, k) their squared distances
-    sq_radii: np.ndarray        # (n,)
-    members: dict               # other set j → list of (ball rows, member rows) pairs
-    exact: dict                 # other set j → (fallback rows, per-point, per-ball counts)
+    sq_radii: np.ndarray        # (n, c): one column per radius (computed sets: c = 1)
+    members: dict               # other set j → list of (column, ball rows, member rows)
+    exact: dict                 # other set j → (fallback rows, per-point, per-ball counts),
+                                # the counts with a column per radius
     certified: int
     fallback: int
 
@@ -277,13 +278,16 @@ class _SetBalls:
 def _balls_of_set(i, sets, offsets, union, union32, index, k, given, others, settings, ops,
                   block_size, first: _Lists) -> _SetBalls:
     """Radius, neighbours and members of every ball of set ``i`` (see the module docstring),
-    from ``first``, its rows' lists of the first search."""
+    from ``first``, its rows' lists of the first search. Given radii (``given``, shape
+    ``(n,)`` or ``(n, c)``) may hold several per centre: a ball is certified when its list runs
+    past the largest, and its members are counted at each."""
     lo, hi = offsets[i], offsets[i + 1]
     n = hi - lo
     need_knn = given is None
     ids = np.full((n, k), -1, np.int64) if need_knn else None
     sq = np.full((n, k), np.inf) if need_knn else None
-    rad = np.full(n, np.inf) if need_knn else np.asarray(given, dtype=np.float64)
+    rad = (np.full((n, 1), np.inf) if need_knn
+           else np.asarray(given, dtype=np.float64).reshape(n, -1))
     members = {j: [] for j in others}
     todo = np.arange(n)
     L, probes = _first_search(settings, k)
@@ -302,17 +306,18 @@ def _balls_of_set(i, sets, offsets, union, union32, index, k, given, others, set
             r_here = cand_sq[:, -1]
         else:
             enough = np.ones(len(todo), bool)
-            r_here = rad[todo]
+            r_here = rad[todo].max(axis=1)
         farthest = np.where(lists.ids >= 0, lists.sq, -np.inf).max(axis=1)
         everything = (lists.ids >= 0).sum(axis=1) >= len(union) - 1
         ok = enough & ((lists.full & (farthest > r_here)) | everything)
         done = todo[ok]
         if need_knn:
-            ids[done], sq[done], rad[done] = cand_ids[ok], cand_sq[ok], r_here[ok]
+            ids[done], sq[done], rad[done, 0] = cand_ids[ok], cand_sq[ok], r_here[ok]
         for j in others:
-            other = (lists.ids >= offsets[j]) & (lists.ids < offsets[j + 1])
-            r_idx, c_idx = np.nonzero(other & (lists.sq <= r_here[:, None]) & ok[:, None])
-            members[j].append((todo[r_idx], lists.ids[r_idx, c_idx] - offsets[j]))
+            other = (lists.ids >= offsets[j]) & (lists.ids < offsets[j + 1]) & ok[:, None]
+            for col in range(rad.shape[1]):
+                r_idx, c_idx = np.nonzero(other & (lists.sq <= rad[todo, col][:, None]))
+                members[j].append((col, todo[r_idx], lists.ids[r_idx, c_idx] - offsets[j]))
         todo = todo[~ok]
         if len(todo) == 0:
             break
@@ -324,11 +329,13 @@ def _balls_of_set(i, sets, offsets, union, union32, index, k, given, others, set
         if need_knn:
             e_ids, e_sq = knn_rows(x, x, k, ops, self_ids=np.arange(n), rows=todo,
                                    block_size=block_size)
-            ids[todo], sq[todo], rad[todo] = e_ids, e_sq, e_sq[:, -1]
+            ids[todo], sq[todo], rad[todo, 0] = e_ids, e_sq, e_sq[:, -1]
         for j in others:
-            got = membership_counts(x[todo], sets[j], ops, r_rows=rad[todo],
-                                    block_size=block_size)["row"]
-            exact[j] = (todo, got[0], got[1])
+            got = [membership_counts(x[todo], sets[j], ops, r_rows=rad[todo, col],
+                                     block_size=block_size)["row"]
+                   for col in range(rad.shape[1])]
+            exact[j] = (todo, np.stack([g[0] for g in got], axis=1),
+                        np.stack([g[1] for g in got], axis=1))
     return _SetBalls(ids, sq, rad, members, exact, n - len(todo), len(todo))
 
 
@@ -355,7 +362,10 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
     knn_sets : sequence of int
         The sets whose k-NN balls are computed here.
     radii : dict, optional
-        ``{i: squared radii}`` of the given balls of the other sets ``i`` with balls.
+        ``{i: squared radii}`` of the given balls of the other sets ``i`` with balls: shape
+        ``(n_i,)``, or ``(n_i, c)`` for ``c`` radii per centre (each point's ``k``-th
+        neighbour at ``c`` values of ``k``, say), whose counts then come from the same
+        candidate lists, one column per radius.
     block_size, progress
         As in :func:`markeval.geometry.knn_balls`.
 
@@ -363,7 +373,8 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
     -------
     (knn, counts, report)
         ``knn[i]`` = ``(indices, sq_distances)`` for each set of ``knn_sets``;
-        ``counts[(i, j)]`` = ``(points_per_ball of set i, balls_per_point of set j)``;
+        ``counts[(i, j)]`` = ``(points_per_ball of set i, balls_per_point of set j)``, with a
+        column per radius where ``radii[i]`` has columns;
         ``report``, a :class:`NeighbourReport`.
     """
     from tqdm import tqdm
@@ -397,11 +408,12 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
             bar.update()
         counts = {}
         for bi, bj in memberships:
-            per_ball = np.zeros(sizes[bi], np.int64)
-            per_point = np.zeros(sizes[bj], np.int64)
-            for balls, members in decided[bi].members[bj]:
-                per_ball += np.bincount(balls, minlength=sizes[bi])
-                per_point += np.bincount(members, minlength=sizes[bj])
+            columns = decided[bi].sq_radii.shape[1]
+            per_ball = np.zeros((sizes[bi], columns), np.int64)
+            per_point = np.zeros((sizes[bj], columns), np.int64)
+            for col, balls, members in decided[bi].members[bj]:
+                per_ball[:, col] += np.bincount(balls, minlength=sizes[bi])
+                per_point[:, col] += np.bincount(members, minlength=sizes[bj])
             if bj in decided[bi].exact:
                 rows, in_balls, ball_counts = decided[bi].exact[bj]
                 per_point += in_balls
@@ -412,6 +424,10 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
         sq_radii = {i: b.sq_radii for i, b in decided.items()}
         audited, agreed = _audit(sets, k, knn, sq_radii, counts, settings, ops, block_size)
         bar.update()
+    # One radius per centre (computed, or given as a vector): counts as vectors.
+    columned = {i for i, r in radii.items() if np.ndim(r) == 2}
+    counts = {(bi, bj): (c if bi in columned else tuple(x[:, 0] for x in c))
+              for (bi, bj), c in counts.items()}
     certified = sum(b.certified for b in decided.values())
     fallback = sum(b.fallback for b in decided.values())
     report = NeighbourReport(settings.describe(k), certified + fallback, certified, fallback,
@@ -437,16 +453,18 @@ def _audit(sets, k, knn, sq_radii, counts, settings, ops, block_size):
                                    block_size=block_size)
             ids, sq = knn[i]
             ok &= (ids[rows] == e_ids).all(axis=1) & (sq[rows] == e_sq).all(axis=1)
-            exact_rad = e_sq[:, -1]
+            exact_rad = e_sq[:, -1:]
         for (bi, bj), (per_ball, per_point) in counts.items():
-            if bi == i:  # as centres: the members of their exact balls
-                got = membership_counts(x[rows], sets[bj], ops, r_rows=exact_rad,
-                                        block_size=block_size)["row"][1]
-                ok &= got == per_ball[rows]
-            if bj == i:  # as queries: how many balls (as decided) hold them
-                got = membership_counts(x[rows], sets[bi], ops, r_cols=sq_radii[bi],
-                                        block_size=block_size)["col"][0]
-                ok &= got == per_point[rows]
+            for col in range(per_ball.shape[1]):
+                if bi == i:  # as centres: the members of their exact balls
+                    got = membership_counts(x[rows], sets[bj], ops, r_rows=exact_rad[:, col],
+                                            block_size=block_size)["row"][1]
+                    ok &= got == per_ball[rows, col]
+                if bj == i:  # as queries: how many balls (as decided) hold them
+                    got = membership_counts(x[rows], sets[bi], ops,
+                                            r_cols=sq_radii[bi][:, col],
+                                            block_size=block_size)["col"][0]
+                    ok &= got == per_point[rows, col]
         audited += len(rows)
         agreed += int(ok.sum())
     return audited, agreed

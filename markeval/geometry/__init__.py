@@ -170,7 +170,7 @@ class KNNBalls:
         return f"KNNBalls(n={n}, dim={d}, k={self.k})"
 
     def prefix(self, k: int) -> KNNBalls:
-        """The balls at a ``k`` up to :attr:`k`: each point's first ``k`` neighbours.
+        """The balls at a smaller ``k`` (at most :attr:`k`): each point's first ``k`` neighbours.
 
         Examples
         --------

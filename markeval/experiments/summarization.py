@@ -493,10 +493,7 @@ class WordSetMetrics:
         if len(set(ks)) != len(ks):
             raise ValueError(f"ks has repeated values: {ks!r}")
         check_choice(dtype, "dtype", ("float32", "float64"))
-        if not (isinstance(neighbours, geometry.IndexSettings)
-                or (isinstance(neighbours, str) and neighbours in geometry.NEIGHBOURS)):
-            raise ValueError(f"neighbours must be one of {geometry.NEIGHBOURS} or an "
-                             f"IndexSettings, got {neighbours!r}")
+        geometry.check_neighbours(neighbours)
         self.embed = embed
         self._scorer = _SetScorer(tuple(int(k) for k in sorted(ks)), int(prd_clusters),
                                   int(prd_runs), check_seed(seed), dtype, neighbours)

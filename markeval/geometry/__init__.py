@@ -112,6 +112,7 @@ __all__ = [
     "MutualBalls",
     "NeighbourReport",
     "ball_membership",
+    "check_neighbours",
     "knn_balls",
     "mutual_balls",
     "mutual_membership",
@@ -246,17 +247,27 @@ def _owned(x: np.ndarray, given) -> np.ndarray:
     return x.copy() if isinstance(given, np.ndarray) and np.shares_memory(x, given) else x
 
 
+def check_neighbours(neighbours) -> IndexSettings | None:
+    """A ``neighbours`` argument checked: None for the exact path, the index settings otherwise.
+
+    Examples
+    --------
+    >>> check_neighbours("exact") is None, check_neighbours("index").probes
+    (True, 32)
+    """
+    if isinstance(neighbours, IndexSettings):
+        return neighbours
+    if isinstance(neighbours, str) and neighbours in NEIGHBOURS:
+        return None if neighbours == "exact" else IndexSettings()
+    raise ValueError(f"neighbours must be one of {NEIGHBOURS} or an IndexSettings, "
+                     f"got {neighbours!r}")
+
+
 def _settings(neighbours, n_jobs) -> IndexSettings | None:
-    """None for the exact path, the index settings otherwise; ``n_jobs`` checked."""
+    """:func:`check_neighbours`, with ``n_jobs`` checked against it."""
     if n_jobs is not None:
         check_int(n_jobs, "n_jobs", minimum=1)
-    if isinstance(neighbours, IndexSettings):
-        settings = neighbours
-    elif isinstance(neighbours, str) and neighbours in NEIGHBOURS:
-        settings = None if neighbours == "exact" else IndexSettings()
-    else:
-        raise ValueError(f"neighbours must be one of {NEIGHBOURS} or an IndexSettings, "
-                         f"got {neighbours!r}")
+    settings = check_neighbours(neighbours)
     if settings is not None and n_jobs != 1:
         raise ValueError(f"n_jobs={n_jobs} runs the exact path's tiles as tasks; "
                          "neighbours='index' runs in this process: leave n_jobs=1")
@@ -537,10 +548,10 @@ def mutual_memberships(balls_a: KNNBalls, balls_b: KNNBalls, ks, *, backend: str
         return {k: mutual_membership(balls_a.prefix(k), balls_b.prefix(k), **opts) for k in ks}
     ops = _arithmetic(backend, device, dtype, block_size, progress)
     order = sorted(set(ks))
+    columns = [k - 1 for k in order]  # the k-th neighbour's squared distance: the radius at k
     _, counts, report = index_pass(
         [balls_a.points, balls_b.points], max(order), [(1, 0), (0, 1)], settings, ops,
-        radii={i: b.sq_distances[:, [k - 1 for k in order]] for i, b in enumerate((balls_a,
-                                                                                   balls_b))},
+        radii={0: balls_a.sq_distances[:, columns], 1: balls_b.sq_distances[:, columns]},
         block_size=block_size, progress=progress)
     by_k = {k: _memberships({pair: (c[0][:, col], c[1][:, col]) for pair, c in counts.items()},
                             report) for col, k in enumerate(order)}

@@ -57,8 +57,13 @@ book: install
 	$(JB) build . -W -n --keep-going
 	$(PY) -m tools.pdf
 
+# Two pytest-xdist workers, one per core, each on one BLAS/OpenMP thread (two workers with two
+# threads each oversubscribe the cores). Each file runs whole on one worker (--dist loadfile):
+# its module fixtures (a book build, a graded course) are built once, and a notebook's cells
+# run in order in one kernel; tests/conftest.py shares out the checks of test_reproduce.py.
 test: install
-	$(PY) -m pytest --nbval-lax --durations=25
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	  $(PY) -m pytest -n 2 --dist loadfile --nbval-lax --durations=25
 
 # Every stage in the ci and full profiles; finished units are reused after an interruption.
 reproduce: install

@@ -111,6 +111,32 @@ def pytest_collection_modifyitems(config, items):
                 break
 
 
+#: Test files whose tests the two xdist workers of ``make test`` share out one by one: the
+#: consistency checks of the committed results, minutes of independent work (one worker would
+#: take them all under ``--dist loadfile``, which keeps every other file whole on one worker so
+#: that its module fixtures, a book build or a graded course, are built once and a notebook's
+#: cells run in order in one kernel).
+SHARED_OUT = ("tests/test_reproduce.py::",)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, except that the files of :data:`SHARED_OUT` are shared out by test.
+
+    (``--dist loadgroup`` with ``xdist_group`` marks would say this, but pytest-xdist 3.8 cannot
+    rename the items of pytest 9, so its groups are ignored.)
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesExceptSharedOut(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if nodeid.startswith(SHARED_OUT) else super()._split_scope(nodeid)
+
+    return FilesExceptSharedOut(config, log)
+
+
 @pytest.fixture(scope="session")
 def wmt17():
     """{pair: (references, {system: outputs})} for the seven into-English WMT17 pairs."""

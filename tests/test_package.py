@@ -131,3 +131,22 @@ def test_the_lexical_metrics_do_no_file_or_model_io():
         rel = path.relative_to(REPO)
         assert not re.search(rf"^\s*(import|from)\s+{io_modules}\b", text, flags=re.M), rel
         assert not re.search(r"\b(open|read_bytes|read_text|write_bytes|write_text)\(", text), rel
+
+
+def test_make_test_shares_out_the_consistency_checks_and_keeps_other_files_whole(pytestconfig,
+                                                                                monkeypatch):
+    """``make test``'s two workers (``-n 2 --dist loadfile``) and tests/conftest.py's scheduler:
+    a test of tests/test_reproduce.py is its own unit of work; any other file is one unit."""
+    import conftest
+
+    assert "-n 2 --dist loadfile" in (REPO / "Makefile").read_text()
+    monkeypatch.setattr(pytestconfig.option, "dist", "loadfile", raising=False)
+    monkeypatch.setattr(pytestconfig.option, "tx", ["2*popen"], raising=False)
+    scheduler = conftest.pytest_xdist_make_scheduler(pytestconfig, None)
+    checks = ["tests/test_reproduce.py::test_x[ci-a]", "tests/test_reproduce.py::test_x[ci-b]"]
+    assert [scheduler._split_scope(c) for c in checks] == checks
+    assert {scheduler._split_scope(f"tests/test_book_build.py::test_{n}") for n in "ab"} == {
+        "tests/test_book_build.py"}
+    assert scheduler._split_scope("book/02_perplexity.ipynb::Cell 3") == "book/02_perplexity.ipynb"
+    monkeypatch.setattr(pytestconfig.option, "dist", "load")
+    assert conftest.pytest_xdist_make_scheduler(pytestconfig, None) is None

@@ -223,7 +223,10 @@ def _stage(encoder: str, suffix: str = "") -> Stage:
         # float32 vectors differ between CPUs in the last bits: a summary's k-NN score then
         # steps by 1/n (n >= 200 word samples) when two neighbours swap, and a topic's
         # correlation moves by less than that
-        tolerance=5e-3)
+        tolerance=5e-3,
+        # the profiles differ only in how many topics they take: a topic's rows are the same
+        # in both (so the consistency test recomputes the checked topic once, for ci)
+        selection=("topics_per_year",))
 
 
 #: MiniLM (the book's encoder) and all-mpnet-base-v2 (the papers' model shape), side by side.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from conftest import needs_wmt17
 from markeval.experiments.summarization import ADAPTATION_RULES
 from markeval.experiments.translation import seed_band, segment_set_means
 from markeval.experiments.vocabulary import LONG_COLUMNS
@@ -27,13 +28,26 @@ def test_per_segment_stages_cover_every_segment_and_check_an_affordable_unit():
     assert minilm.check_units(minilm.settings_for("full")) == ["cs-en/0"]
 
 
-def test_prd_seed_check_recomputes_one_seed_at_one_setting_in_full():
+def test_prd_seed_check_recomputes_one_system_at_one_seed_and_setting_in_full():
     for name in ("wmt17_prd_seeds", "wmt17_prd_seeds_mpnet"):
         stage = get_stage(name)
         ci, full = stage.settings_for("ci"), stage.settings_for("full")
         assert stage.check_units(full) == ["cs-en"] and stage.check_narrowing(ci) == {}
-        assert stage.check_narrowing(full) == {"grid": full["grid"][:1], "seeds": 1}
+        assert stage.check_narrowing(full) == {"grid": full["grid"][:1], "seeds": 1,
+                                               "systems": 1}
         assert stage.row_format == 2  # the vocabulary's columns: old cached units are not read
+
+
+@needs_wmt17
+def test_a_prd_seed_unit_narrowed_to_one_system_gives_that_systems_rows():
+    # what makes the full check's narrowing sound: a system's rows do not depend on the
+    # others' (ci's small unit, whose embeddings are disk-cached)
+    stage = get_stage("wmt17_prd_seeds")
+    settings = stage.settings_for("ci")
+    every = stage.compute("cs-en", settings)
+    first = stage.compute("cs-en", {**settings, "systems": 1})
+    assert every["system"].nunique() == 4 and set(first["system"]) == {every["system"][0]}
+    pd.testing.assert_frame_equal(first, every[every["system"] == every["system"][0]])
 
 
 def _unit_rows(unit, segments, value, rules):

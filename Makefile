@@ -62,7 +62,7 @@ book: install
 # its module fixtures (a book build, a graded course) are built once, and a notebook's cells
 # run in order in one kernel; tests/conftest.py shares out the checks of test_reproduce.py.
 test: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	  $(PY) -m pytest -n 2 --dist loadfile --nbval-lax --durations=25
 
 # Every stage in the ci and full profiles; finished units are reused after an interruption.

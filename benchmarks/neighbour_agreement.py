@@ -16,7 +16,7 @@ and from the index (``neighbours=IndexSettings(probes=P)``), and prints
 Data: :func:`neighbour_data.word_sets` (WMT17 references against a system's outputs, word
 samples of the last five layers). The exact results are kept under
 ``cache_root()/benchmarks`` (they take minutes at 10⁵), so a rerun with other probes reuses
-them. Rows go to ``--csv``.
+them. Rows go to ``--csv`` (appended), each with the commit and machine that produced it.
 
     nice -n 10 python benchmarks/neighbour_agreement.py [--models minilm mpnet]
         [--sizes 25000 100000] [--k 3] [--probes 128]
@@ -95,6 +95,7 @@ def agreement(e: dict, i: dict) -> dict:
 def main() -> None:
     from markeval.cache import cache_root
     from markeval.geometry import IndexSettings, mutual_balls
+    from markeval.reproduce.run import commit, machine
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["minilm", "mpnet"])
@@ -105,6 +106,7 @@ def main() -> None:
                         default=Path(__file__).parent / "results" / "neighbour_agreement.csv")
     args = parser.parse_args()
 
+    code = commit()  # the code imported now, before a long run during which HEAD may move
     rows = []
     for model in args.models:
         for n in args.sizes:
@@ -133,7 +135,8 @@ def main() -> None:
                            certified_fraction=round(r.certified_fraction, 6),
                            fallback=r.fallback, audited=r.audited, audit_agreed=r.agreed,
                            **{f"exact_{key}": v for key, v in want.items()},
-                           **{f"index_{key}": v for key, v in have.items()})
+                           **{f"index_{key}": v for key, v in have.items()},
+                           load=round(os.getloadavg()[0], 1), commit=code, machine=machine())
                 rows.append(row)
                 print(f"probes={probes}: exact {exact_s:.0f} s, index {index_s:.0f} s "
                       f"({exact_s / index_s:.1f}x); samples agreeing: all {agree['all']:.5f} "

@@ -74,6 +74,47 @@ def test_one_query_probing_every_list():
             assert set(row) == set(nearest)
 
 
+class _GivenLists:
+    """An index stand-in whose search returns fixed candidate lists, one row per point."""
+
+    def __init__(self, found):
+        self.found = np.asarray(found, dtype=np.int64)
+
+    def search(self, queries, L, probes):
+        return self.found[:len(queries), :L]
+
+
+def test_a_pair_found_from_one_end_reaches_both_lists_within_reach():
+    """Points on a line at 0, 1, 2, 10, 11. The index misses 1 for the point at 0, but the point
+    at 1 found it: 0's list gains 1, nearest first. The point at 11 found 0 too, but at 121,
+    beyond the farthest of 0's own list (100): not added, which would let 0's list look as if
+    it ran past a radius it never searched to. A pair both ends found is listed once."""
+    from markeval.geometry.index import _lists
+
+    x = np.array([[0.0], [1.0], [2.0], [10.0], [11.0]])
+    found = [[0, 2, 3], [1, 0, 2], [2, 1, 0], [3, 4, 2], [4, 3, 0]]
+    got = _lists(_GivenLists(found), x, x.astype(np.float32), np.arange(5), 3, 1)
+    assert got.ids[0].tolist() == [1, 2, 3]
+    assert got.sq[0].tolist() == [1.0, 4.0, 100.0]
+    assert got.ids[2].tolist()[:2] == [1, 0]  # 3 found 2 at 64, past 2's reach of 4
+    assert got.ids[4].tolist()[:2] == [3, 0]  # 3 and 4 found each other: once
+    assert got.full.all()
+    np.testing.assert_array_equal(got.ids >= 0, np.isfinite(got.sq))
+
+
+def test_a_point_many_others_found_keeps_its_nearest_two_lists_worth():
+    """Forty copies of one point that all found the first: its list holds 2 L of them (the
+    nearest, ties by id), not forty; the others keep their own lists."""
+    from markeval.geometry.index import _lists
+
+    x = np.zeros((40, 2))
+    found = [[0, 1, 2]] + [[i, 0, i % 39 + 1] for i in range(1, 40)]
+    got = _lists(_GivenLists(found), x, x.astype(np.float32), np.arange(40), 3, 1)
+    assert got.ids.shape == (40, 6)
+    assert got.ids[0].tolist() == [1, 2, 3, 4, 5, 6]
+    assert got.ids[7].tolist()[:3] == [0, 6, 8]
+
+
 def test_lists_too_short_to_certify_fall_back_to_exact_distances():
     """L = k + 1: a list of a point and k others never runs past the k-th, so every ball is
     decided by exact distances."""

@@ -11,8 +11,15 @@ Ball membership is not a plain k-NN query: ``s'`` is in the union of the balls o
 and query from the ball's side: the candidate list of a centre ``s`` (its ``L`` nearest
 points of all the sets, from one index over their union, sorted by exact distance) holds its
 ``k`` nearest in its own set, whose ``k``-th gives the radius, and the points of the other set
-near it, of which those within the radius are its members. The list can miss in two ways,
-both because the index is approximate (it may skip a point nearer than others it returns):
+near it, of which those within the radius are its members. The search is a self-join, so each
+pair it finds is a candidate both ways: ``s`` also gets, at no extra search, the centres whose
+lists found it, where they lie no farther than the farthest of its own ``L`` (farther ones are
+dropped: they would stretch the list past points nobody searched for, see below). These
+*reverse edges* catch much of what one direction misses: at 10⁵ + 10⁵ MiniLM word samples
+they cut the samples whose counts differ from the exact ones from 0.45 % to 0.10 %
+(``benchmarks/neighbour_agreement.py``).
+The list can still miss in two ways, both because the index is approximate (it may skip a
+point nearer than others it returns, and no centre's list returned it either):
 
 * a true ``k``-nearest neighbour of ``s`` is skipped: the radius comes out *too large*
   (never too small: it is the distance to a real ``k``-th point), the ball may then hold
@@ -250,15 +257,66 @@ def _lists(index: _Faiss, union: np.ndarray, union32: np.ndarray, rows: np.ndarr
     r_idx, c_idx = np.nonzero(valid)
     cols = found[r_idx, c_idx]
     d = direct_sq(union, union, rows[r_idx], cols)
-    order = np.lexsort((cols, d, r_idx))
-    r_idx, cols, d = r_idx[order], cols[order], d[order]
-    counts = np.bincount(r_idx, minlength=len(rows))
-    rank = np.arange(len(r_idx)) - (np.cumsum(counts) - counts)[r_idx]
-    ids = np.full(found.shape, -1, dtype=np.int64)
     sq = np.full(found.shape, np.inf)
-    ids[r_idx, rank] = cols
-    sq[r_idx, rank] = d
-    return _Lists(ids, sq, full)
+    sq[r_idx, c_idx] = d
+    back_ids, back_sq = _reverse_edges(len(union), rows, r_idx, cols, d, 2 * L)
+    ids = np.concatenate([np.where(valid, found, -1), back_ids], axis=1)
+    sq = np.concatenate([sq, back_sq], axis=1)
+    # Row by row (small sorts, not one over every pair): nearest first, ties by id.
+    order = np.lexsort((ids, sq), axis=1)
+    ids, sq = np.take_along_axis(ids, order, axis=1), np.take_along_axis(sq, order, axis=1)
+    # A pair both ends found is there twice, side by side (direct_sq is symmetric): once.
+    twice = np.zeros(ids.shape, bool)
+    twice[:, 1:] = (ids[:, 1:] == ids[:, :-1]) & (ids[:, 1:] >= 0)
+    if twice.any():
+        ids[twice], sq[twice] = -1, np.inf
+        order = np.argsort(twice, axis=1, kind="stable")  # padding to the end, order kept
+        ids, sq = np.take_along_axis(ids, order, axis=1), np.take_along_axis(sq, order, axis=1)
+    # At most 2 L a row, the nearest: more only where many points lie at one distance
+    # (duplicates), and a list stays a sorted prefix of what was found.
+    width = max(L, min(2 * L, int((ids >= 0).sum(axis=1).max(initial=0))))
+    return _Lists(ids[:, :width], sq[:, :width], full)
+
+
+def _reverse_edges(n: int, rows: np.ndarray, r_idx: np.ndarray, cols: np.ndarray,
+                   d: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ``(rows[r_idx], cols)`` the index found, turned round: a candidate that is
+    itself one of ``rows`` gets the row that found it. Returns ``(ids, sq)`` of shape
+    ``(len(rows), ≤ cap)`` (−1 and inf padding, each row's nearest ``cap``, unsorted).
+
+    The search is a self-join, so these come at no extra search, and an approximate index
+    often finds in one direction a pair it misses in the other (a probed list holds the
+    point, the list probed from the other end does not). A pair turned round is kept only
+    within the candidate's own reach (the farthest of its own list): it then only fills in a
+    list, whose farthest point, and so the certificate, stay what the search gave. Farther
+    ones would be points beyond the list whose nearer points were never searched for: a ball
+    could then look certified by a point past its radius while the list stopped inside it.
+    """
+    m = len(rows)
+    position = np.full(n, -1, dtype=np.int64)
+    position[rows] = np.arange(m)
+    reach = np.full(m, -np.inf)
+    np.maximum.at(reach, r_idx, d)
+    back = position[cols]
+    turned = back >= 0
+    turned[turned] = d[turned] <= reach[back[turned]]
+    src, dst, dd = back[turned], rows[r_idx[turned]], d[turned]
+    order = np.argsort(src, kind="stable")
+    src, dst, dd = src[order], dst[order], dd[order]
+    counts = np.bincount(src, minlength=m)
+    crowded = counts[src] > cap
+    if crowded.any():  # the nearest cap of a crowded row, which sit first once sorted
+        part = np.flatnonzero(crowded)
+        part = part[np.lexsort((dst[part], dd[part], src[part]))]
+        dst[crowded], dd[crowded] = dst[part], dd[part]
+    rank = np.arange(len(src)) - (np.cumsum(counts) - counts)[src]
+    keep = rank < cap
+    width = int(min(cap, counts.max(initial=0)))
+    ids = np.full((m, width), -1, dtype=np.int64)
+    sq = np.full((m, width), np.inf)
+    ids[src[keep], rank[keep]] = dst[keep]
+    sq[src[keep], rank[keep]] = dd[keep]
+    return ids, sq
 
 
 @dataclass

@@ -102,17 +102,21 @@ def test_a_pair_found_from_one_end_reaches_both_lists_within_reach():
     np.testing.assert_array_equal(got.ids >= 0, np.isfinite(got.sq))
 
 
-def test_a_point_many_others_found_keeps_its_nearest_two_lists_worth():
+@pytest.mark.parametrize("merge_rows", [7, 1 << 16])
+def test_a_point_many_others_found_keeps_its_nearest_two_lists_worth(monkeypatch, merge_rows):
     """Forty copies of one point that all found the first: its list holds 2 L of them (the
-    nearest, ties by id), not forty; the others keep their own lists."""
-    from markeval.geometry.index import _lists
+    nearest, ties by id), not forty; the others keep their own lists. The same when the
+    lists are merged seven rows at a time."""
+    from markeval.geometry import index
 
+    monkeypatch.setattr(index, "_MERGE_ROWS", merge_rows)
     x = np.zeros((40, 2))
     found = [[0, 1, 2]] + [[i, 0, i % 39 + 1] for i in range(1, 40)]
-    got = _lists(_GivenLists(found), x, x.astype(np.float32), np.arange(40), 3, 1)
+    got = index._lists(_GivenLists(found), x, x.astype(np.float32), np.arange(40), 3, 1)
     assert got.ids.shape == (40, 6)
     assert got.ids[0].tolist() == [1, 2, 3, 4, 5, 6]
     assert got.ids[7].tolist()[:3] == [0, 6, 8]
+    assert (got.ids[8:, 3:] == -1).all()  # three at most: their own two and who found them
 
 
 def test_lists_too_short_to_certify_fall_back_to_exact_distances():

@@ -243,46 +243,53 @@ class _Lists:
         return _Lists(self.ids[part], self.sq[part], self.full[part])
 
 
+# Rows whose lists are merged at a time: bounds the merge's temporaries (a few hundred MiB).
+_MERGE_ROWS = 1 << 16
+
+
 def _lists(index: _Faiss, union: np.ndarray, union32: np.ndarray, rows: np.ndarray, L: int,
            probes: int) -> _Lists:
     L = min(L, len(union))
+    m = len(rows)
     # A run of consecutive rows is searched through a view: a copy of every query would add
     # the size of the data to the peak (3 GiB at 10^6 + 10^6 samples, 384-d).
-    contiguous = len(rows) > 0 and rows[-1] - rows[0] == len(rows) - 1 and (
-        np.diff(rows) == 1).all()
+    contiguous = m > 0 and rows[-1] - rows[0] == m - 1 and (np.diff(rows) == 1).all()
     queries = union32[rows[0]:rows[-1] + 1] if contiguous else union32[rows]
     found = index.search(queries, L, probes)
-    valid = (found >= 0) & (found != rows[:, None])
-    full = valid.sum(axis=1) >= L - 1  # self, when returned, is the one left out
-    r_idx, c_idx = np.nonzero(valid)
-    cols = found[r_idx, c_idx]
-    d = direct_sq(union, union, rows[r_idx], cols)
-    sq = np.full(found.shape, np.inf)
-    sq[r_idx, c_idx] = d
-    back_ids, back_sq = _reverse_edges(len(union), rows, r_idx, cols, d, 2 * L)
-    ids = np.concatenate([np.where(valid, found, -1), back_ids], axis=1)
-    sq = np.concatenate([sq, back_sq], axis=1)
-    # Row by row (small sorts, not one over every pair): nearest first, ties by id.
-    order = np.lexsort((ids, sq), axis=1)
-    ids, sq = np.take_along_axis(ids, order, axis=1), np.take_along_axis(sq, order, axis=1)
-    # A pair both ends found is there twice, side by side (direct_sq is symmetric): once.
-    twice = np.zeros(ids.shape, bool)
-    twice[:, 1:] = (ids[:, 1:] == ids[:, :-1]) & (ids[:, 1:] >= 0)
-    if twice.any():
-        ids[twice], sq[twice] = -1, np.inf
-        order = np.argsort(twice, axis=1, kind="stable")  # padding to the end, order kept
-        ids, sq = np.take_along_axis(ids, order, axis=1), np.take_along_axis(sq, order, axis=1)
-    # At most 2 L a row, the nearest: more only where many points lie at one distance
-    # (duplicates), and a list stays a sorted prefix of what was found.
-    width = max(L, min(2 * L, int((ids >= 0).sum(axis=1).max(initial=0))))
-    return _Lists(ids[:, :width], sq[:, :width], full)
+    ids = np.where((found >= 0) & (found != rows[:, None]), found, -1)
+    del found
+    full = (ids >= 0).sum(axis=1) >= L - 1  # self, when returned, is the one left out
+    sq = np.full(ids.shape, np.inf)
+    for start in range(0, m, _MERGE_ROWS):
+        part = slice(start, start + _MERGE_ROWS)
+        r, c = np.nonzero(ids[part] >= 0)
+        sq[part][r, c] = direct_sq(union, union, rows[part][r], ids[part][r, c])
+    back_ids, back_sq, offsets = _reverse_edges(len(union), rows, ids, sq, 2 * L)
+    # Each row: its own candidates and its reverse edges, nearest first (ties by id), a pair
+    # both ends found once, at most 2 L (the nearest: more only where many points lie at one
+    # distance, duplicates), so a list stays a sorted prefix of what was found.
+    counts = (ids >= 0).sum(axis=1) + np.diff(offsets)
+    width = max(L, int(min(2 * L, counts.max(initial=0))))
+    out_ids = np.full((m, width), -1, dtype=np.int64)
+    out_sq = np.full((m, width), np.inf)
+    for start in range(0, m, _MERGE_ROWS):
+        stop = min(start + _MERGE_ROWS, m)
+        merged_ids, merged_sq = _merge_rows(
+            ids[start:stop], sq[start:stop],
+            *_rows_of(back_ids, back_sq, offsets[start:stop + 1]))
+        w = min(width, merged_ids.shape[1])
+        out_ids[start:stop, :w] = merged_ids[:, :w]
+        out_sq[start:stop, :w] = merged_sq[:, :w]
+    width = max(L, int((out_ids >= 0).sum(axis=1).max(initial=0)))
+    return _Lists(out_ids[:, :width], out_sq[:, :width], full)
 
 
-def _reverse_edges(n: int, rows: np.ndarray, r_idx: np.ndarray, cols: np.ndarray,
-                   d: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs ``(rows[r_idx], cols)`` the index found, turned round: a candidate that is
-    itself one of ``rows`` gets the row that found it. Returns ``(ids, sq)`` of shape
-    ``(len(rows), ≤ cap)`` (−1 and inf padding, each row's nearest ``cap``, unsorted).
+def _reverse_edges(n: int, rows: np.ndarray, ids: np.ndarray, sq: np.ndarray,
+                   cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of the lists ``ids`` (of ``rows``, squared distances ``sq``) turned round: a
+    candidate that is itself one of ``rows`` gets the row that found it. Returns them grouped
+    by the row that gets them, ``(ids, sq, offsets)``: row ``i`` gets
+    ``ids[offsets[i]:offsets[i + 1]]``, at most ``cap``, its nearest.
 
     The search is a self-join, so these come at no extra search, and an approximate index
     often finds in one direction a pair it misses in the other (a probed list holds the
@@ -295,12 +302,14 @@ def _reverse_edges(n: int, rows: np.ndarray, r_idx: np.ndarray, cols: np.ndarray
     m = len(rows)
     position = np.full(n, -1, dtype=np.int64)
     position[rows] = np.arange(m)
-    reach = np.full(m, -np.inf)
-    np.maximum.at(reach, r_idx, d)
-    back = position[cols]
+    found = ids >= 0
+    reach = np.max(sq, axis=1, where=found, initial=-np.inf)
+    back = np.where(found, position[np.where(found, ids, 0)], -1)
     turned = back >= 0
-    turned[turned] = d[turned] <= reach[back[turned]]
-    src, dst, dd = back[turned], rows[r_idx[turned]], d[turned]
+    turned[turned] = sq[turned] <= reach[back[turned]]
+    r, c = np.nonzero(turned)
+    src, dst, dd = back[r, c], rows[r], sq[r, c]
+    del back, turned, r, c
     order = np.argsort(src, kind="stable")
     src, dst, dd = src[order], dst[order], dd[order]
     counts = np.bincount(src, minlength=m)
@@ -309,13 +318,39 @@ def _reverse_edges(n: int, rows: np.ndarray, r_idx: np.ndarray, cols: np.ndarray
         part = np.flatnonzero(crowded)
         part = part[np.lexsort((dst[part], dd[part], src[part]))]
         dst[crowded], dd[crowded] = dst[part], dd[part]
-    rank = np.arange(len(src)) - (np.cumsum(counts) - counts)[src]
-    keep = rank < cap
-    width = int(min(cap, counts.max(initial=0)))
-    ids = np.full((m, width), -1, dtype=np.int64)
-    sq = np.full((m, width), np.inf)
-    ids[src[keep], rank[keep]] = dst[keep]
-    sq[src[keep], rank[keep]] = dd[keep]
+        rank = np.arange(len(src)) - (np.cumsum(counts) - counts)[src]
+        keep = rank < cap
+        dst, dd = dst[keep], dd[keep]
+        counts = np.minimum(counts, cap)
+    return dst, dd, np.concatenate([[0], np.cumsum(counts)])
+
+
+def _rows_of(ids: np.ndarray, sq: np.ndarray, offsets: np.ndarray):
+    """Rows of the grouped pairs between ``offsets[0]`` and ``offsets[-1]`` as a padded
+    ``(len(offsets) - 1, widest)`` matrix of ids (−1 padding) and squared distances (inf)."""
+    per_row = np.diff(offsets)
+    row = np.repeat(np.arange(len(per_row)), per_row)
+    rank = np.arange(offsets[-1] - offsets[0]) - (offsets[:-1] - offsets[0])[row]
+    out_ids = np.full((len(per_row), int(per_row.max(initial=0))), -1, dtype=np.int64)
+    out_sq = np.full(out_ids.shape, np.inf)
+    out_ids[row, rank] = ids[offsets[0]:offsets[-1]]
+    out_sq[row, rank] = sq[offsets[0]:offsets[-1]]
+    return out_ids, out_sq
+
+
+def _merge_rows(ids, sq, more_ids, more_sq):
+    """Two lists per row merged: nearest first, ties by id, an id found in both once."""
+    ids, sq = np.concatenate([ids, more_ids], axis=1), np.concatenate([sq, more_sq], axis=1)
+    order = np.lexsort((ids, sq), axis=1)
+    ids, sq = np.take_along_axis(ids, order, axis=1), np.take_along_axis(sq, order, axis=1)
+    # The same pair from both ends has the same distance (direct_sq is symmetric), so its
+    # two copies sit side by side.
+    twice = np.zeros(ids.shape, bool)
+    twice[:, 1:] = (ids[:, 1:] == ids[:, :-1]) & (ids[:, 1:] >= 0)
+    if twice.any():
+        ids[twice], sq[twice] = -1, np.inf
+        order = np.argsort(twice, axis=1, kind="stable")  # to the end, the order kept
+        ids, sq = np.take_along_axis(ids, order, axis=1), np.take_along_axis(sq, order, axis=1)
     return ids, sq
 
 

@@ -15,7 +15,8 @@ import pytest
 
 from markeval.distribution.ipr import improved_precision_recall
 from markeval.geometry import (IndexSettings, NeighbourReport, ball_membership, knn_balls,
-                               mutual_balls, mutual_membership, mutual_memberships)
+                               mutual_balls, mutual_balls_at, mutual_membership,
+                               mutual_memberships)
 from markeval.geometry.tasks import knn_tiles, membership_tiles
 from markeval.population.mark_evaluate import mark_evaluate, mark_evaluate_from_balls
 
@@ -178,6 +179,42 @@ def test_memberships_at_several_k_from_one_search():
         mutual_memberships(balls_a, balls_b.prefix(2), [1])
     with pytest.raises(ValueError, match="k must be at most the balls' k=5, got 6"):
         balls_a.prefix(6)
+
+
+def test_both_sets_balls_and_memberships_at_several_k_from_one_pass():
+    """mutual_balls_at equals knn_balls of each set and mutual_memberships: exactly, through
+    an index that scans every list, and through lists too short to certify (every ball falls
+    back to exact distances, at each radius); one report for all of it, audited at each k."""
+    a, b = clustered(600, seed=10), clustered(500, seed=11)
+    ks = [4, 1, 2]
+    balls_a, balls_b = knn_balls(a, 4), knn_balls(b, 4)
+    want = mutual_memberships(balls_a, balls_b, ks)
+    scanned = IndexSettings(probes=10_000, audit=30)
+    too_short = IndexSettings(candidates=5, escalate=1, probes=1, audit=30)
+    for settings in ("exact", scanned, too_short):
+        got_a, got_b, got = mutual_balls_at(a, b, ks, neighbours=settings)
+        for g, w in ((got_a, balls_a), (got_b, balls_b)):
+            assert g.k == 4
+            np.testing.assert_array_equal(g.indices, w.indices)
+            np.testing.assert_array_equal(g.sq_distances, w.sq_distances)
+        assert list(got) == ks
+        for k in ks:
+            for g, w in zip(got[k], want[k]):
+                np.testing.assert_array_equal(g.balls_per_point, w.balls_per_point)
+                np.testing.assert_array_equal(g.points_per_ball, w.points_per_ball)
+        report = got[1][0].report
+        if settings == "exact":
+            assert report is None
+        else:
+            assert got_a.report is report and report.balls == 1100
+            assert (report.audited, report.agreed) == (60, 60)
+            assert report.fallback == (1100 if settings is too_short else 0)
+    with pytest.raises(ValueError, match=r"ks\[1\] must be a positive int, got 0"):
+        mutual_balls_at(a, b, [1, 0])
+    with pytest.raises(ValueError, match="ks must be a non-empty sequence"):
+        mutual_balls_at(a, b, [])
+    with pytest.raises(ValueError, match="k=3 is too large for points_b of 3 points"):
+        mutual_balls_at(a, b[:3], [1, 3])
 
 
 def test_tiny_sets_are_exact_through_the_index():

@@ -12,7 +12,7 @@ exactly that, for any sizes, in memory linear in the number of points:
   each ``x``, and how many of the ``x`` each ball contains;
 * :func:`mutual_membership` — both directions between two ball sets from one shared pass;
 * :func:`mutual_balls` — all of it for two point sets at once (what Mark-Evaluate and improved
-  precision and recall use);
+  precision and recall use); :func:`mutual_balls_at` the same at several ``k`` at once;
 * :func:`pairwise_sq_distances` — the brute-force full matrix (small inputs, and the reference
   the fast functions are exact against).
 
@@ -115,6 +115,7 @@ __all__ = [
     "check_neighbours",
     "knn_balls",
     "mutual_balls",
+    "mutual_balls_at",
     "mutual_membership",
     "mutual_memberships",
     "pairwise_sq_distances",
@@ -615,6 +616,69 @@ def mutual_balls(points_a, points_b, k: int, *, backend: str = "numpy", device=N
     balls_a = KNNBalls(read_only(a), k, read_only(knn[0][0]), read_only(knn[0][1]), report)
     balls_b = KNNBalls(read_only(b), k, read_only(knn[1][0]), read_only(knn[1][1]), report)
     return MutualBalls(balls_a, balls_b, *_memberships(counts, report), report)
+
+
+def mutual_balls_at(points_a, points_b, ks, *, backend: str = "numpy", device=None,
+                    dtype: str = "float32", block_size=None, progress: bool = False,
+                    names: tuple[str, str] = ("points_a", "points_b"), neighbours="exact",
+                    n_jobs: int | None = 1
+                    ) -> tuple[KNNBalls, KNNBalls, dict[int, tuple[Membership, Membership]]]:
+    """:func:`mutual_balls` at several ``k``: the balls of both sets at the largest ``k`` of
+    ``ks``, and both memberships at every ``k`` (the balls at a smaller ``k`` are the first
+    neighbours).
+
+    Exactly ``knn_balls`` of each set at ``max(ks)`` followed by :func:`mutual_memberships`.
+    With ``neighbours="index"`` all of it comes from one index over the union of the two sets,
+    each point searched once, where those three calls build three indexes and search every
+    point twice: a candidate list that runs past a ball's ``max(ks)``-th neighbour certifies
+    its ball at every ``k``.
+
+    Parameters
+    ----------
+    points_a, points_b : array_like, shape (n, d) and (m, d)
+    ks : sequence of int
+        Each ``1 <= k < min(n, m)``.
+    names, backend, device, dtype, block_size, progress, neighbours, n_jobs
+        As in :func:`mutual_balls`.
+
+    Returns
+    -------
+    (balls_a, balls_b, memberships)
+        The :class:`KNNBalls` of each set at ``max(ks)``, and ``k -> (a_in_b, b_in_a)`` in the
+        order of ``ks``, as :func:`mutual_memberships` returns them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, b, got = mutual_balls_at([[0.0], [1.0], [2.0]], [[1.5], [5.0], [9.0]], [1, 2])
+    >>> a.k, [got[k][0].balls_per_point.tolist() for k in (1, 2)]
+    (2, [[1, 1, 2], [1, 2, 3]])
+    """
+    a = _owned(_points(points_a, names[0], min_rows=2), points_a)
+    b = _owned(_points(points_b, names[1], min_rows=2), points_b)
+    check_same_dim(a, b, names[0], names[1])
+    ks = [check_int(k, f"ks[{i}]", minimum=1) for i, k in enumerate(ks)]
+    if not ks:
+        raise ValueError("ks must be a non-empty sequence of positive ints, got []")
+    top = check_k(max(ks), a.shape[0], set_name=names[0])
+    check_k(top, b.shape[0], set_name=names[1])
+    settings = _settings(neighbours, n_jobs)
+    if settings is None:
+        opts = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
+                    progress=progress, n_jobs=n_jobs)
+        balls_a = knn_balls(a, top, name=names[0], **opts)
+        balls_b = knn_balls(b, top, name=names[1], **opts)
+        return balls_a, balls_b, mutual_memberships(balls_a, balls_b, ks, **opts)
+    ops = _arithmetic(backend, device, dtype, block_size, progress)
+    order = sorted(set(ks))
+    knn, counts, report = index_pass([a, b], top, [(1, 0), (0, 1)], settings, ops,
+                                     knn_sets=(0, 1), knn_ranks=order, block_size=block_size,
+                                     progress=progress)
+    balls_a = KNNBalls(read_only(a), top, read_only(knn[0][0]), read_only(knn[0][1]), report)
+    balls_b = KNNBalls(read_only(b), top, read_only(knn[1][0]), read_only(knn[1][1]), report)
+    by_k = {k: _memberships({pair: (c[0][:, col], c[1][:, col]) for pair, c in counts.items()},
+                            report) for col, k in enumerate(order)}
+    return balls_a, balls_b, {k: by_k[k] for k in ks}
 
 
 def sq_distance_blocks(x, y, *, backend: str = "numpy", device=None, dtype: str = "float64",

@@ -369,17 +369,20 @@ class _SetBalls:
 
 
 def _balls_of_set(i, sets, offsets, union, union32, index, k, given, others, settings, ops,
-                  block_size, first: _Lists) -> _SetBalls:
+                  block_size, first: _Lists, columns=None) -> _SetBalls:
     """Radius, neighbours and members of every ball of set ``i`` (see the module docstring),
     from ``first``, its rows' lists of the first search. Given radii (``given``, shape
     ``(n,)`` or ``(n, c)``) may hold several per centre: a ball is certified when its list runs
-    past the largest, and its members are counted at each."""
+    past the largest, and its members are counted at each. Computed balls have one radius per
+    entry of ``columns`` (0-based neighbour ranks below ``k``; default the ``k``-th
+    neighbour's), all certified by the list running past the ``k``-th."""
     lo, hi = offsets[i], offsets[i + 1]
     n = hi - lo
     need_knn = given is None
+    columns = [k - 1] if columns is None else list(columns)
     ids = np.full((n, k), -1, np.int64) if need_knn else None
     sq = np.full((n, k), np.inf) if need_knn else None
-    rad = (np.full((n, 1), np.inf) if need_knn
+    rad = (np.full((n, len(columns)), np.inf) if need_knn
            else np.asarray(given, dtype=np.float64).reshape(n, -1))
     members = {j: [] for j in others}
     todo = np.arange(n)
@@ -405,7 +408,7 @@ def _balls_of_set(i, sets, offsets, union, union32, index, k, given, others, set
         ok = enough & ((lists.full & (farthest > r_here)) | everything)
         done = todo[ok]
         if need_knn:
-            ids[done], sq[done], rad[done, 0] = cand_ids[ok], cand_sq[ok], r_here[ok]
+            ids[done], sq[done], rad[done] = cand_ids[ok], cand_sq[ok], cand_sq[ok][:, columns]
         for j in others:
             other = (lists.ids >= offsets[j]) & (lists.ids < offsets[j + 1]) & ok[:, None]
             for col in range(rad.shape[1]):
@@ -422,7 +425,7 @@ def _balls_of_set(i, sets, offsets, union, union32, index, k, given, others, set
         if need_knn:
             e_ids, e_sq = knn_rows(x, x, k, ops, self_ids=np.arange(n), rows=todo,
                                    block_size=block_size)
-            ids[todo], sq[todo], rad[todo, 0] = e_ids, e_sq, e_sq[:, -1]
+            ids[todo], sq[todo], rad[todo] = e_ids, e_sq, e_sq[:, columns]
         for j in others:
             got = [membership_counts(x[todo], sets[j], ops, r_rows=rad[todo, col],
                                      block_size=block_size)["row"]
@@ -438,7 +441,7 @@ def _first_search(settings: IndexSettings, k: int) -> tuple[int, int]:
 
 
 def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_sets=(),
-               radii=None, block_size=None, progress: bool = False):
+               knn_ranks=None, radii=None, block_size=None, progress: bool = False):
     """Balls and ball counts of several point sets from one index over their union.
 
     Parameters
@@ -454,6 +457,11 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
         Tile arithmetic of the exact fallbacks and the audit.
     knn_sets : sequence of int
         The sets whose k-NN balls are computed here.
+    knn_ranks : sequence of int, optional
+        Ranks ``1..k`` at which the balls of ``knn_sets`` are read for the counts: a ball per
+        rank, its radius that neighbour's distance (the balls at a smaller ``k`` are the first
+        neighbours), counted in one column each from the same candidate lists. Default: ``k``
+        alone.
     radii : dict, optional
         ``{i: squared radii}`` of the given balls of the other sets ``i`` with balls: shape
         ``(n_i,)``, or ``(n_i, c)`` for ``c`` radii per centre (each point's ``k``-th
@@ -477,6 +485,7 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
     union = sets[0] if len(sets) == 1 else np.concatenate(sets)
     union32 = _float32(union)
     radii = dict(radii or {})
+    rank_columns = None if knn_ranks is None else [rank - 1 for rank in knn_ranks]
     centres = sorted(set(knn_sets) | {bi for bi, _ in memberships})
     with tqdm(total=len(centres) + 3, desc="index", unit="step", disable=not progress) as bar:
         bar.set_postfix_str(f"building over {len(union)} points")
@@ -497,7 +506,7 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
             decided[i] = _balls_of_set(i, sets, offsets, union, union32, index, k,
                                        None if i in knn_sets else radii[i], others, settings,
                                        ops, block_size,
-                                       first[starts[i]:starts[i] + sizes[i]])
+                                       first[starts[i]:starts[i] + sizes[i]], rank_columns)
             bar.update()
         counts = {}
         for bi, bj in memberships:
@@ -515,10 +524,13 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
         bar.set_postfix_str("audit")
         knn = {i: (b.ids, b.sq) for i, b in decided.items() if b.ids is not None}
         sq_radii = {i: b.sq_radii for i, b in decided.items()}
-        audited, agreed = _audit(sets, k, knn, sq_radii, counts, settings, ops, block_size)
+        audited, agreed = _audit(sets, k, knn, sq_radii, counts, settings, ops, block_size,
+                                 rank_columns)
         bar.update()
-    # One radius per centre (computed, or given as a vector): counts as vectors.
+    # One radius per centre (computed at k alone, or given as a vector): counts as vectors.
     columned = {i for i, r in radii.items() if np.ndim(r) == 2}
+    if knn_ranks is not None:
+        columned |= set(knn_sets)
     counts = {(bi, bj): (c if bi in columned else tuple(x[:, 0] for x in c))
               for (bi, bj), c in counts.items()}
     certified = sum(b.certified for b in decided.values())
@@ -528,8 +540,9 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
     return knn, counts, report
 
 
-def _audit(sets, k, knn, sq_radii, counts, settings, ops, block_size):
-    """Re-decide ``settings.audit`` random points of each set by exact distances."""
+def _audit(sets, k, knn, sq_radii, counts, settings, ops, block_size, columns=None):
+    """Re-decide ``settings.audit`` random points of each set by exact distances (``columns``:
+    the neighbour ranks, 0-based, of the computed balls' radii; default the ``k``-th)."""
     if settings.audit == 0:
         return 0, 0
     rng = np.random.default_rng(settings.seed)
@@ -546,7 +559,7 @@ def _audit(sets, k, knn, sq_radii, counts, settings, ops, block_size):
                                    block_size=block_size)
             ids, sq = knn[i]
             ok &= (ids[rows] == e_ids).all(axis=1) & (sq[rows] == e_sq).all(axis=1)
-            exact_rad = e_sq[:, -1:]
+            exact_rad = e_sq[:, [k - 1] if columns is None else columns]
         for (bi, bj), (per_ball, per_point) in counts.items():
             for col in range(per_ball.shape[1]):
                 if bi == i:  # as centres: the members of their exact balls

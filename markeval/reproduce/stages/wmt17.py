@@ -35,7 +35,8 @@ Two stages, both on all-MiniLM-L6-v2 (the papers used BERT-base fine-tuned on MN
   ``word/cs-en/100/0`` 64 s and ``word/cs-en/200/0`` 194 s. So about 4, 10, 16 and 48 CPU s
   per system at 25, 50, 100 and 200 sentences (the k-NN counts grow with the square of the
   samples, PRD's k-means linearly): one draw of all 50 systems costs about 3, 8, 13 and 40
-  CPU minutes, and one at 400 sentences would cost about two CPU hours. The encoder reads
+  CPU minutes, and one at 400 sentences would cost about two CPU hours (the stage
+  ``wmt17_word_curve`` continues the curve with a neighbour index instead). The encoder reads
   about 60 texts per CPU second, so the sentence level (every sentence of the 50 systems and
   the references, about 150,000 texts) costs about 40 CPU minutes. Units run in parallel
   (one per core). ``FULL_WORD_DRAWS`` is sized to that.
@@ -56,8 +57,8 @@ from markeval.reproduce.stage import Stage, comparison_row
 
 __all__ = ["DEFAULT_K", "IPR_K", "KS", "ME_COLUMNS", "ME_K_COLUMNS", "SEGMENT_PAIRS",
            "SYSTEM_PAIRS", "estimator_best_k", "k_choices", "layer_label", "me_column_label",
-           "segment_scores", "sentence_subset_of", "set_metrics", "system_scores",
-           "unit_encoder"]
+           "score_systems", "segment_scores", "sentence_subset_of", "set_metrics",
+           "system_scores", "unit_encoder"]
 
 SYSTEM_PAIRS = ["cs-en", "de-en", "ru-en", "tr-en", "zh-en"]  # the pairs of ME Table 2
 SEGMENT_PAIRS = ["cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en"]  # MoverScore T1
@@ -224,13 +225,16 @@ def set_metrics(embed, settings: dict):
     a system's samples once for all K. IPR precision at ``k`` is the share of the system's
     samples inside some reference ball of radius the ``k``-th neighbour, exactly
     :func:`markeval.improved_precision_recall`; Mark-Evaluate is exactly
-    :func:`markeval.mark_evaluate` ``(reference, system, K)``.
+    :func:`markeval.mark_evaluate` ``(reference, system, K)``. The balls and their members are
+    found exactly, or by a neighbour index where ``settings["neighbours"]`` is ``"index"``
+    (:mod:`markeval.geometry.index`).
     """
     from markeval.experiments.summarization import WordSetMetrics
 
     ks = sorted(set(settings["ks"]) | {settings["ipr_k"]})
     return WordSetMetrics(embed, ks=ks, prd_clusters=settings["prd_clusters"],
-                          prd_runs=settings["prd_runs"], seed=0)
+                          prd_runs=settings["prd_runs"], seed=0,
+                          neighbours=settings.get("neighbours", "exact"))
 
 
 def system_scores(hyps: list[str], refs: list[str], encoder, sets, *, ipr_k: int = IPR_K,
@@ -330,19 +334,31 @@ def _system_cost(unit: str, settings: dict) -> float:
 
 def _system_compute(unit: str, settings: dict) -> pd.DataFrame:
     """Every system of a pair on the same sentences, against references encoded once."""
+    return score_systems(*_parse_unit(unit, settings), settings)
+
+
+def score_systems(level: str, pair: str, size: int | None, draw: int, settings: dict,
+                  systems: list[str] | None = None) -> pd.DataFrame:
+    """The rows of ``wmt17_system``'s units: every system of ``pair`` (or those named in
+    ``systems``) on the subset of ``size`` sentences seeded by ``draw``, against references
+    encoded once, at ``level`` ("sentence": pooled sentence vectors, "word": word samples)."""
     from functools import partial
 
     from markeval.datasets import load_wmt17, wmt17_da_systems, wmt17_system_match
     from markeval.encoders import sentence_embeddings
     from markeval.population.samples import word_samples
 
-    level, pair, size, draw = _parse_unit(unit, settings)
     if pair not in settings["pairs"]:
         raise KeyError(f"pair {pair!r} is not in this profile's pairs {settings['pairs']}")
     data = load_wmt17(pair, detokenize=settings["detokenize"])
     keep = sentence_subset_of(pair, size, draw)
     refs = [data.references[i] for i in keep]
     humans = wmt17_da_systems(pair).set_index("system").score
+    if systems is not None:
+        unknown = sorted(set(systems) - set(humans.index))
+        if unknown:
+            raise KeyError(f"systems {unknown} are not among {pair}'s {list(humans.index)}")
+        humans = humans[humans.index.isin(systems)]
     mapping = wmt17_system_match(pair).mapping
     # One encoder for the unit, remembering the references and one system's outputs at a
     # time (a pair's every output at five layers would not fit in memory).

@@ -43,6 +43,15 @@ def assert_same(got, want):
                                       getattr(want, name).points_per_ball)
 
 
+def assert_same_memberships(got, want, ks):
+    """Two ``k -> (a_in_b, b_in_a)`` mappings with the ks in order and identical counts."""
+    assert list(got) == ks
+    for k in ks:
+        for g, w in zip(got[k], want[k]):
+            np.testing.assert_array_equal(g.balls_per_point, w.balls_per_point)
+            np.testing.assert_array_equal(g.points_per_ball, w.points_per_ball)
+
+
 # --------------------------------------------------------------------------- the index path
 
 
@@ -162,11 +171,7 @@ def test_memberships_at_several_k_from_one_search():
     too_short = IndexSettings(candidates=6, escalate=1, probes=10_000, audit=30)
     for settings in ("exact", scanned, too_short):
         got = mutual_memberships(balls_a, balls_b, ks, neighbours=settings)
-        assert list(got) == ks
-        for k in ks:
-            for g, w in zip(got[k], want[k]):
-                np.testing.assert_array_equal(g.balls_per_point, w.balls_per_point)
-                np.testing.assert_array_equal(g.points_per_ball, w.points_per_ball)
+        assert_same_memberships(got, want, ks)
         report = got[1][0].report
         if settings == "exact":
             assert report is None
@@ -197,11 +202,7 @@ def test_both_sets_balls_and_memberships_at_several_k_from_one_pass():
             assert g.k == 4
             np.testing.assert_array_equal(g.indices, w.indices)
             np.testing.assert_array_equal(g.sq_distances, w.sq_distances)
-        assert list(got) == ks
-        for k in ks:
-            for g, w in zip(got[k], want[k]):
-                np.testing.assert_array_equal(g.balls_per_point, w.balls_per_point)
-                np.testing.assert_array_equal(g.points_per_ball, w.points_per_ball)
+        assert_same_memberships(got, want, ks)
         report = got[1][0].report
         if settings == "exact":
             assert report is None

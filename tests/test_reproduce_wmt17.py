@@ -199,3 +199,46 @@ def test_the_second_encoder_reads_the_papers_layers():
     assert segment.check_units(full) == ["lv-en"]
     # the MiniLM stages keep their settings (their finished units stay valid)
     assert get_stage("wmt17_system").settings_for("full")["encoder"] == "all-MiniLM-L6-v2"
+
+
+# --- the curve beyond 200 sentences (wmt17_word_curve) -----------------------------------
+
+
+def test_word_curve_units_are_one_system_at_one_size():
+    from markeval.reproduce.stages.wmt17_word_curve import unit_size
+
+    curve = get_stage("wmt17_word_curve")
+    full = curve.settings_for("full")
+    assert full["neighbours"] == "index" and min(full["word_sizes"]) > 200
+    units = curve.units(full)
+    systems = {pair: list(wmt17_da_systems(pair).system) for pair in full["pairs"]}
+    assert len(units) == len(set(units)) == (len(full["word_sizes"])
+                                             * sum(map(len, systems.values())))
+    for unit in units:
+        level, pair, size, system = unit.split("/")
+        assert level == "word" and system in systems[pair] and unit_size(size) > 200
+    # the settings that only pick units stay out of the cache key: a new size keeps the others
+    assert set(curve.selection) == {"pairs", "word_sizes"}
+    # dispatched costliest first: every sentence of cs-en (3005) > of zh-en (2001) > 400
+    cost = [curve.cost(f"word/{pair}/{size}/online-A.0", full)
+            for pair, size in (("cs-en", "all"), ("zh-en", "all"), ("cs-en", "400"))]
+    assert cost == sorted(cost, reverse=True) and len(set(cost)) == 3
+    assert unit_size("all") is None and unit_size("25") == 25
+    for bad in ("0", "-3", "some"):
+        with pytest.raises(ValueError, match=f"size must be a positive number of sentences or "
+                                             f"'all', got '{bad}'"):
+            unit_size(bad)
+    with pytest.raises(ValueError, match="unit must be 'word/<pair>/<size>/<system>', got"):
+        curve.compute("word/cs-en/400", full)
+
+
+def test_a_word_curve_unit_is_its_systems_rows_of_the_whole_pair():
+    """A system's rows do not depend on the other systems of its pair: one system alone gives
+    the rows the whole pair's computation gives it (exact balls, so bit for bit)."""
+    curve = get_stage("wmt17_word_curve")
+    settings = dict(curve.settings_for("ci"), neighbours="exact")
+    whole = wmt17.score_systems("word", "cs-en", 4, 0, settings)
+    one = curve.compute("word/cs-en/4/online-A.0", settings)
+    pd.testing.assert_frame_equal(one, whole[whole.system == "online-A.0"].reset_index(drop=True))
+    with pytest.raises(KeyError, match=r"systems \['online-Z'\] are not among cs-en's"):
+        wmt17.score_systems("word", "cs-en", 4, 0, settings, systems=["online-Z"])

@@ -615,7 +615,7 @@ class _SetScorer:
         On the index path the balls are None: one index over the union of the references and
         a summary finds both sets' balls and their members in one search per point, where
         keeping the references' would still search every reference point again for its
-        members (at 40,000 word samples a set: 3 index passes 47 s, one pass ~18 s).
+        members (about 40,000 word samples a set: three passes took 47 s, one about 31 s).
         """
         if samples.ndim != 2 or len(samples) < self.min_samples:
             raise ValueError(f"the references give {len(samples)} samples; at least "

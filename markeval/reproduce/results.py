@@ -36,7 +36,7 @@ RESULTS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/book/res
 #: Where the benchmark scripts' committed results are published (``benchmarks/results``).
 BENCHMARKS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/benchmarks/results/"
 #: The benchmark results a chapter reads (:func:`benchmark_rows`).
-BENCHMARK_FILES = ("mark_evaluate_scale", "neighbour_agreement")
+BENCHMARK_FILES = ("mark_evaluate_scale", "neighbour_agreement", "word_curve_exact")
 
 
 def _downloaded_names(provenance: bytes) -> list[str]:

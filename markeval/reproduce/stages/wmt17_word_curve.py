@@ -37,7 +37,7 @@ def _settings(profile: str) -> dict:
     # ci: one pair, two small sizes (one of them every sentence of a slice would be minutes:
     # "all" is exercised by the full profile's units only). full: the sizes finished so far.
     return {"pairs": ["cs-en"] if ci else SYSTEM_PAIRS, "encoder": ENCODER, "detokenize": True,
-            "word_sizes": [4, 8] if ci else [400],
+            "word_sizes": [4, 8] if ci else [400, 1000],
             "ks": list(KS), "default_k": DEFAULT_K, "ipr_k": IPR_K, "prd_clusters": 20,
             "prd_runs": 2, "neighbours": "index", "disk_cache": ci}
 

@@ -8,7 +8,8 @@ import pytest
 
 from markeval import registry
 from markeval.datasets import wmt17_da_systems
-from markeval.experiments.translation import sample_size_curve, segment_correlations, segment_long
+from markeval.experiments.translation import (every_sentence_as_one_size, sample_size_curve,
+                                              segment_correlations, segment_long)
 from markeval.experiments.vocabulary import LONG_COLUMNS
 from markeval.reproduce.stages import get_stage
 from markeval.reproduce.stages import wmt17
@@ -177,6 +178,29 @@ def test_sample_size_band_is_a_bootstrap_over_systems():
     np.testing.assert_allclose([row.low, row.high], np.quantile(kept, [0.05, 0.95]), rtol=1e-12)
     with pytest.raises(ValueError, match="confidence must be in"):
         sample_size_curve(rows, confidence=1.5)
+
+
+def test_every_sentence_rows_make_one_point_of_the_curve():
+    """'all' rows carry their pair's own sentence count; mapped to one size they make one
+    point averaged over every pair, equal to the curve of the same rows given one size."""
+    rng = np.random.default_rng(5)
+    counts = {"p1": 300, "p2": 200}
+    rows = pd.concat([pd.DataFrame({
+        "level": "word", "size": size, "draw": 0, "pair": pair, "system": list("abcde"),
+        "metric": "bleu", "k": None, "options": "", "value": rng.normal(size=5),
+        "human": np.arange(5.0)})
+        for pair, full in counts.items() for size in (25, full)])
+    assert sorted(sample_size_curve(rows, n_resamples=50)["size"]) == [25, 200, 300]
+    pooled = every_sentence_as_one_size(rows, counts)
+    assert pooled[pooled["size"] == 25].equals(rows[rows["size"] == 25])
+    curve = sample_size_curve(pooled, n_resamples=50)
+    assert sorted(curve["size"]) == [25, 300]
+    same = sample_size_curve(rows.assign(size=rows["size"].where(rows["size"] == 25, 7)),
+                             n_resamples=50)
+    np.testing.assert_array_equal(curve[curve["size"] == 300].iloc[:, 2:].to_numpy(),
+                                  same[same["size"] == 7].iloc[:, 2:].to_numpy())
+    with pytest.raises(ValueError, match=r"no count for the pairs \['p2'\]"):
+        every_sentence_as_one_size(rows, {"p1": 300})
 
 
 def test_the_second_encoder_reads_the_papers_layers():

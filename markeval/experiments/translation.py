@@ -34,10 +34,10 @@ from markeval.experiments.human_correlation import undefined_reason, williams_te
 from markeval.experiments.vocabulary import LONG_COLUMNS, oriented_scores
 from markeval.stats import correlation, pearson
 
-__all__ = ["correlations_by_pair", "metric_agreement", "sample_size_curve", "seed_band",
-           "seed_correlations", "segment_correlations", "segment_level_scores", "segment_long",
-           "segment_set_correlations", "segment_set_means", "sentence_subset",
-           "system_correlations", "system_level_scores", "system_long"]
+__all__ = ["correlations_by_pair", "every_sentence_as_one_size", "metric_agreement",
+           "sample_size_curve", "seed_band", "seed_correlations", "segment_correlations",
+           "segment_level_scores", "segment_long", "segment_set_correlations", "segment_set_means",
+           "sentence_subset", "system_correlations", "system_level_scores", "system_long"]
 
 
 def sentence_subset(n_sentences: int, size: int | None, *, seed: int = 0) -> np.ndarray:
@@ -385,6 +385,36 @@ def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
         out.append(pd.DataFrame({"size": int(size), "draw": int(draw), "metric": mean.index,
                                  "average r": mean.to_numpy(), "low": low, "high": high}))
     return pd.concat(out, ignore_index=True)
+
+
+def every_sentence_as_one_size(rows: pd.DataFrame,
+                               sentences: Mapping[str, int]) -> pd.DataFrame:
+    """Rows scored on every sentence of their pair, as one size of :func:`sample_size_curve`.
+
+    Such a row's ``size`` is its pair's sentence count, which differs between pairs (WMT17:
+    2,001 for zh-en, about 3,000 for the others), so the curve would read them as a one-pair
+    size each. A row is taken to hold every sentence when its ``size`` equals (or exceeds)
+    ``sentences[pair]``; those rows get ``size = max(sentences.values())``, the curve's
+    position for "all", and every other row is returned as it is.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Long rows with ``pair`` and ``size`` (as :func:`sample_size_curve` takes).
+    sentences : mapping of str to int
+        Each pair's sentence count; every pair of ``rows`` must be a key.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"pair": ["xx-en", "xx-en", "yy-en"], "size": [25, 300, 200]})
+    >>> every_sentence_as_one_size(rows, {"xx-en": 300, "yy-en": 200})["size"].tolist()
+    [25, 300, 300]
+    """
+    missing = sorted(set(rows["pair"]) - set(sentences))
+    if missing:
+        raise ValueError(f"sentences has no count for the pairs {missing}")
+    full = rows["pair"].map(sentences)
+    return rows.assign(size=rows["size"].where(rows["size"] < full, max(sentences.values())))
 
 
 def segment_set_means(rows: pd.DataFrame) -> pd.DataFrame:

@@ -165,6 +165,19 @@ def test_results_are_read_only():
     assert isinstance(balls, KNNBalls) and len(balls) == 4
 
 
+
+def test_balls_keep_the_callers_points_only_where_nobody_can_write_them():
+    """A caller's writeable array (or a read-only view of one) is copied, so writing to it
+    later cannot move the balls; a read-only array that owns its memory is kept, not copied."""
+    writeable = np.arange(8.0).reshape(4, 2)
+    frozen = writeable.copy()
+    frozen.flags.writeable = False
+    view = writeable[:]
+    view.flags.writeable = False
+    for given, kept in ((writeable, False), (view, False), (frozen, True)):
+        assert np.shares_memory(knn_balls(given, 1).points, given) == kept
+
+
 # --------------------------------------------------------------------------- bad input
 
 

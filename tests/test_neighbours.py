@@ -218,6 +218,22 @@ def test_both_sets_balls_and_memberships_at_several_k_from_one_pass():
         mutual_balls_at(a, b[:3], [1, 3])
 
 
+def test_the_index_reads_float64_points_as_given():
+    """Direct distances read float64 points from a float32 copy only where it is exact: float64
+    points with bits past float32 still equal the exact path bit for bit (a float32 copy would
+    move their distances), as do float64 points that float32 holds."""
+    a, b = clustered(500, seed=12), clustered(400, seed=13)
+    scanned = IndexSettings(probes=10_000, audit=0)
+    nudged = (a.astype(np.float64) * (1 + 1e-12), b.astype(np.float64) * (1 + 1e-12))
+    for x, y in ((a, b), (a.astype(np.float64), b.astype(np.float64)), nudged):
+        got_a, got_b, got = mutual_balls_at(x, y, [1, 3], neighbours=scanned)
+        want_a, want_b, want = mutual_balls_at(x, y, [1, 3])
+        for g, w in ((got_a, want_a), (got_b, want_b)):
+            np.testing.assert_array_equal(g.sq_distances, w.sq_distances)
+            np.testing.assert_array_equal(g.indices, w.indices)
+        assert_same_memberships(got, want, [1, 3])
+
+
 def test_tiny_sets_are_exact_through_the_index():
     a = np.array([[0.0], [1.0], [3.0]])
     b = np.array([[0.5], [10.0], [11.0]])

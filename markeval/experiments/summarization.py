@@ -537,7 +537,11 @@ class WordSetMetrics:
         return metric, int(k.rstrip(")")) if k else None
 
     def _samples(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self.embed(list(texts)), dtype=np.float64)
+        given = self.embed(list(texts))
+        samples = np.asarray(given, dtype=np.float64)
+        if samples is not given and samples.base is None:
+            samples.flags.writeable = False  # our own copy: the balls keep it without another
+        return samples
 
     def __call__(self, candidate_texts: list[str], reference_texts: list[str]) -> dict[str, float]:
         key = tuple(reference_texts)

@@ -257,6 +257,7 @@ def system_scores(hyps: list[str], refs: list[str], encoder, sets, *, ipr_k: int
     out.append({"protocol": "pooled", "metric": "fid", "k": None,
                 "value": fid(ref, cand, allow_singular=min(len(ref), len(cand)) <= ref.shape[1]
                              ).value})
+    del ref, cand  # the set metrics embed again: a copy of both sets less at their peak
     for name, value in sets(hyps, refs).items():
         metric, k = sets.registry_name(name)
         if metric != "ipr_precision" or k == ipr_k:

@@ -368,8 +368,9 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_a_real_ctrl_c_prints_one_line_and_exits_130(tmp_path, jobs):
+def test_a_real_ctrl_c_or_sigterm_prints_one_line_and_exits_130_or_143(tmp_path, jobs, stop):
     import os
     import signal
     import subprocess
@@ -403,13 +404,39 @@ def test_a_real_ctrl_c_prints_one_line_and_exits_130(tmp_path, jobs):
     while ((len(list(units.glob("*/*.csv"))) < 2 or len(workers_seen()) < int(jobs))
            and time.monotonic() < deadline):
         time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C sends: the whole group, workers too
+    if stop == "ctrl-c":
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C sends: the whole group, workers too
+    else:
+        process.send_signal(signal.SIGTERM)  # what `kill PID` sends: the main process only
     _, err = process.communicate(timeout=120)
     kept = len(list(units.glob("*/*.csv")))
-    assert process.returncode == 130, err
+    assert process.returncode == (130 if stop == "ctrl-c" else 143), err
     assert "Traceback" not in err, err
     assert err.strip().splitlines()[-1] == f"interrupted; {kept} units kept, rerun to continue", err
     assert 2 <= kept < 60
+
+
+def test_sigterm_is_ctrl_c_only_inside_the_cli_and_only_where_not_ignored():
+    import os
+    import signal
+    import time
+
+    from markeval.reproduce.cli import _sigterm_as_ctrl_c
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt), _sigterm_as_ctrl_c() as received:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler runs here at the latest
+    assert received == [signal.SIGTERM]
+    assert signal.getsignal(signal.SIGTERM) is before
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with _sigterm_as_ctrl_c() as received:
+            assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGTERM)
+        assert received == []
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 # --- the committed results ------------------------------------------------------------------

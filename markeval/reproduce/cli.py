@@ -1,7 +1,8 @@
 """The reproduction's command line: which stages, which profiles, where the results go.
 
 Every user error ends with one line on stderr and exit status 2; Ctrl-C keeps every finished
-unit, says how many, and exits with 130 (a rerun continues where it stopped).
+unit, says how many, and exits with 130 (a rerun continues where it stopped). SIGTERM (``kill``,
+``timeout``, a batch system's stop) stops the same way and exits with 143.
 
 ``--scheduler ADDRESS`` sends the units of the parallel stages to the workers of a Dask cluster
 (``joblib.parallel_config(backend="dask")`` around a ``dask.distributed.Client(ADDRESS)``;
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -94,8 +97,40 @@ def _cluster(address: str | None):
         client.close()
 
 
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c():
+    """Within the block, SIGTERM raises ``KeyboardInterrupt`` as Ctrl-C does, unless ignored.
+
+    Its default ends the process at once: the unit being computed is lost either way, but the
+    line that says how many units are kept would be too. Yields a list that receives the
+    signal's number when it comes. A process started with SIGTERM ignored keeps ignoring it,
+    as Python treats an ignored SIGINT.
+    """
+    received: list[int] = []
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is signal.SIG_IGN):
+        yield received
+        return
+
+    def stop(signum, frame):
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv=None) -> int:
     """Run the reproduction on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    with _sigterm_as_ctrl_c() as received:
+        status = _main(argv)
+    return 128 + signal.SIGTERM if received and status == 128 + signal.SIGINT else status
+
+
+def _main(argv) -> int:
     kept = 0
     try:
         stages = all_stages()
@@ -127,5 +162,5 @@ def main(argv=None) -> int:
     except KeyboardInterrupt as stop:
         kept += stop.kept if isinstance(stop, UnitsInterrupted) else 0
         print(f"\ninterrupted; {kept} units kept, rerun to continue", file=sys.stderr)
-        return 130
+        return 128 + signal.SIGINT
     return 0

@@ -126,6 +126,26 @@ def test_kmeans_recovers_separated_clusters_and_hist_sums():
     assert p.sum() == pytest.approx(1) and q.sum() == pytest.approx(1)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 40), st.integers(1, 64), st.integers(0, 2**32 - 1))
+def test_kmeans_sums_in_slices_are_the_whole_arrays_bits(n, d, slice_values, seed):
+    """The squared norms and variances that k-means starts from are summed in slices (no
+    temporary the size of the data) with every bit of the whole-array expression, from slices
+    of one row or two columns up to one slice in all."""
+    from markeval.distribution import prd as module
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d)) * rng.uniform(1e-3, 1e3) + rng.uniform(-5, 5, size=d)
+    original = module._SLICE_VALUES
+    module._SLICE_VALUES = slice_values
+    try:
+        norms, variances = module._row_sq_norms(x), module._column_variances(x)
+    finally:
+        module._SLICE_VALUES = original
+    assert np.array_equal(norms, (x**2).sum(axis=1))
+    assert np.array_equal(variances, x.var(axis=0))
+
+
 def test_kmeans_with_fewer_distinct_points_than_clusters():
     """Two distinct points, three clusters: k-means++ must still place three centres."""
     x = np.zeros((10, 2))

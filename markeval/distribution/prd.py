@@ -233,7 +233,7 @@ def _kmeans_pp(x: np.ndarray, x_sq: np.ndarray, k: int, n_init: int,
 
 
 # Rows or columns a slice: ``x**2`` or ``x - mean`` of a slice stays near 64 MiB (at 600,000
-# word samples, 384-d, the whole array's temporary was 1.8 GiB, the peak of a PRD).
+# word samples, 384-d, the whole array's temporary was 1.8 GB, the peak of a PRD).
 _SLICE_VALUES = 1 << 23
 
 

@@ -1,7 +1,7 @@
 # Two commands on a fresh machine (see README):
 #   make book   install everything, then build the book (every chapter executed) and its PDF
 #   make test   install everything, then run the whole test suite
-#   make reproduce   the papers' experiments at full scale into book/results (resumable; hours)
+#   make reproduce   the papers' experiments at full scale into markeval/results (resumable; hours)
 # `make install` is idempotent and fast once done; `make notebook MD=book/x.md` re-pairs and
 # re-executes one chapter for authors.
 
@@ -67,7 +67,7 @@ test: install
 
 # Every stage in the ci and full profiles; finished units are reused after an interruption.
 reproduce: install
-	$(PY) -m markeval.reproduce --out book/results
+	$(PY) -m markeval.reproduce --out markeval/results
 
 # Execute a chapter into its .ipynb pair, dropping per-cell timing metadata that would
 # make the pair differ from its .md for no reason.

@@ -106,6 +106,8 @@ def one_size(n: int, k: int, probes: int, exact: bool) -> dict:
 
 
 def main() -> None:
+    from markeval.reproduce.results import PACKAGE_RESULTS  # where chapters read them
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", type=int,
                         default=[10_000, 30_000, 100_000, 300_000, 1_000_000])
@@ -116,7 +118,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child's size
     parser.add_argument("--csv", type=Path,
-                        default=Path(__file__).parent / "results" / "mark_evaluate_scale.csv")
+                        default=PACKAGE_RESULTS / "benchmarks" / "mark_evaluate_scale.csv")
     args = parser.parse_args()
     if args.probes is None:
         from markeval.geometry import IndexSettings

@@ -97,13 +97,15 @@ def main() -> None:
     from markeval.geometry import IndexSettings, mutual_balls
     from markeval.reproduce.run import commit, machine
 
+    from markeval.reproduce.results import PACKAGE_RESULTS  # where chapters read them
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["minilm", "mpnet"])
     parser.add_argument("--sizes", nargs="+", type=int, default=[25_000, 100_000])
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--probes", nargs="+", type=int, default=[IndexSettings().probes])
     parser.add_argument("--csv", type=Path,
-                        default=Path(__file__).parent / "results" / "neighbour_agreement.csv")
+                        default=PACKAGE_RESULTS / "benchmarks" / "neighbour_agreement.csv")
     args = parser.parse_args()
 
     code = commit()  # the code imported now, before a long run during which HEAD may move

@@ -162,6 +162,8 @@ def audit(found, queries, x, exact_ids, exact_d, k):
 
 
 def main() -> None:
+    from markeval.reproduce.results import PACKAGE_RESULTS  # where chapters read them
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", choices=("word", "sentence"),
                         default=["word", "sentence"])
@@ -170,7 +172,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=5, help="rank of the radius checked")
     parser.add_argument("--audit", type=int, default=1000, help="queries checked exactly")
     parser.add_argument("--csv", type=Path,
-                        default=Path(__file__).parent / "results" / "neighbour_index.csv")
+                        default=PACKAGE_RESULTS / "benchmarks" / "neighbour_index.csv")
     args = parser.parse_args()
 
     rows = []

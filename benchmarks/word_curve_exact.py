@@ -25,10 +25,12 @@ def main() -> None:
     from markeval.reproduce.run import commit, machine
     from markeval.reproduce.stages import get_stage
 
+    from markeval.reproduce.results import PACKAGE_RESULTS  # where chapters read them
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", nargs="+", default=DEFAULT_UNITS)
     parser.add_argument("--csv", type=Path,
-                        default=Path(__file__).parent / "results" / "word_curve_exact.csv")
+                        default=PACKAGE_RESULTS / "benchmarks" / "word_curve_exact.csv")
     args = parser.parse_args()
 
     stage = get_stage("wmt17_word_curve")

@@ -10,8 +10,7 @@ Everything markeval keeps on disk between runs lives under one root, :func:`cach
   folder a user passes works the same way, but is not counted here);
 * ``models`` — packaged models assembled from their PyPI pieces (all-mpnet-base-v2,
   :mod:`markeval.encoders.packaged`);
-* ``reproduce`` and ``results`` — finished units of ``python -m markeval.reproduce``, and the
-  committed results a chapter downloads when it runs outside the repository;
+* ``reproduce`` — finished units of ``python -m markeval.reproduce``;
 * ``wordnet`` — the copy of WordNet that NLTK can read (:mod:`markeval.datasets.wordnet`).
 
 Every cache entry is written to a temporary file beside its final name and renamed into place
@@ -211,8 +210,6 @@ CACHE_KINDS: dict[str, CacheKind] = {kind.name: kind for kind in (
               "markeval.encoders.packaged:verify_cached"),
     CacheKind("reproduce", ("reproduce",), "finished units of python -m markeval.reproduce",
               "markeval.reproduce.store:cached_files"),
-    CacheKind("results", ("results",), "committed results downloaded for a chapter",
-              "markeval.reproduce.results:cached_files"),
     CacheKind("wordnet", ("nltk_data",), "WordNet made readable by NLTK",
               "markeval.datasets.wordnet:cached_files"),
 )}
@@ -360,7 +357,7 @@ def clear_cache(kind: str = "all", root: Path | None = None, *,
 
     Parameters
     ----------
-    kind : {'all', 'data', 'embeddings', 'models', 'reproduce', 'results', 'wordnet', \
+    kind : {'all', 'data', 'embeddings', 'models', 'reproduce', 'wordnet', \
 'partial'}
         ``partial`` removes only the temporary files left by killed processes.
     root : pathlib.Path, optional

@@ -334,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="info (default): the folder and its size per kind; clear: delete kinds; "
                         "verify: check hashes and repair")
     p.add_argument("kinds", nargs="*", metavar="KIND",
-                   help="for clear: data, embeddings, models, reproduce, results, wordnet, "
+                   help="for clear: data, embeddings, models, reproduce, wordnet, "
                         "partial or all")
     p.add_argument("--dry-run", action="store_true",
                    help="for clear: list what would be removed, remove nothing")

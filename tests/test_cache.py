@@ -147,7 +147,7 @@ def root(tmp_path, monkeypatch):
     base = cache_root()
     files = {f"tac/{TAC_FILE}": 10, "wmt17/references/newstest2017-csen-ref.en": 20,  # data
              f"embeddings/{ENTRY}": 300, f"embeddings/.part-{ENTRY}.abc": 7,
-             "reproduce/ci/stage-0123/unit.csv": 0, "results/paper_comparison.csv": 5,
+             "reproduce/ci/stage-0123/unit.csv": 0,
              "nltk_data/corpora/wordnet/lexnames": 3}
     for rel, size in files.items():
         (base / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -189,7 +189,7 @@ def test_cache_root_follows_the_setting(tmp_path, monkeypatch):
 def test_usage_per_kind(root):
     usage = cache_usage()
     assert {k: u["files"] for k, u in usage.items()} == {
-        "data": 2, "embeddings": 1, "models": 2, "reproduce": 1, "results": 1, "wordnet": 1,
+        "data": 2, "embeddings": 1, "models": 2, "reproduce": 1, "wordnet": 1,
         "partial": 1, "other": 11}  # a user folder (project/, my-model/) counts once
     assert usage["data"]["bytes"] == 30 and usage["embeddings"]["bytes"] == 300
 
@@ -199,7 +199,6 @@ def test_usage_per_kind(root):
     ("embeddings", [f"embeddings/{ENTRY}"]),
     ("models", ["models/all-mpnet-base-v2/.complete", "models/all-mpnet-base-v2/config.json"]),
     ("reproduce", ["reproduce/ci/stage-0123/unit.csv"]),
-    ("results", ["results/paper_comparison.csv"]),
     ("wordnet", ["nltk_data/corpora/wordnet/lexnames"]),
     ("partial", [f"embeddings/.part-{ENTRY}.abc"]),
 ])
@@ -219,7 +218,7 @@ def test_clear_all_keeps_every_user_file_and_says_so(root):
     assert sorted(p.relative_to(root).as_posix() for p in done.kept) == [
         "embeddings/vectors-i-made.npz", "models/all-mpnet-base-v2/README.mine",
         "models/my-model", "nltk_data/corpora/other", "project",
-        "reproduce/ci/stage-0123/notes.csv", "reproduce/draft.csv", "results/mine.csv",
+        "reproduce/ci/stage-0123/notes.csv", "reproduce/draft.csv", "results",
         "tac/my-notes.txt", "thesis.tex", "wmt17/mine.en"]
     assert not (root / "nltk_data" / "corpora" / "wordnet").exists()  # emptied folders go
     assert clear_cache("all").removed == ()
@@ -231,7 +230,7 @@ def test_clear_all_keeps_every_user_file_and_says_so(root):
 def test_a_dry_run_removes_nothing(root):
     before = _files(root)
     done = clear_cache("all", dry_run=True)
-    assert done.dry_run and len(done.removed) == 9 and _files(root) == before
+    assert done.dry_run and len(done.removed) == 8 and _files(root) == before
 
 
 def test_a_linked_data_folder_is_left_alone(root, tmp_path):
@@ -278,7 +277,7 @@ def test_cli_cache_info_and_clear(root, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["cache", "clear"], "cache clear needs kinds from all, data, embeddings, models, "
-                         "reproduce, results, wordnet, partial"),
+                         "reproduce, wordnet, partial"),
     (["cache", "clear", "data", "weights"], "got weights"),
     (["cache", "info", "data"], "cache info takes no kind"),
     (["cache", "info", "--dry-run"], "--dry-run goes with cache clear"),
@@ -290,8 +289,7 @@ def test_cli_cache_errors_clear_nothing(root, capsys, argv, message):
 
 
 def test_module_names_its_kinds():
-    assert set(cache.CACHE_KINDS) == {"data", "embeddings", "models", "reproduce", "results",
-                                      "wordnet"}
+    assert set(cache.CACHE_KINDS) == {"data", "embeddings", "models", "reproduce", "wordnet"}
     from markeval.datasets._sources import SOURCES
 
     assert set(cache.CACHE_KINDS["data"].folders) == set(SOURCES)

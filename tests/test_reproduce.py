@@ -1,7 +1,7 @@
 """The reproduction command: resuming, profiles, provenance, and the committed results' consistency.
 
 The toy stage below counts its computations, so resuming is checked by what was *not*
-recomputed. The last tests read the committed ``book/results`` and recompute each stage's
+recomputed. The last tests read the committed ``markeval/results`` and recompute each stage's
 check units: a result file that no longer follows from the code fails here.
 """
 
@@ -14,13 +14,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import markeval
+
 from markeval.reproduce import cli, results, run
 from markeval.reproduce.cli import main
 from markeval.reproduce.stage import COMPARISON_COLUMNS, Stage, settings_key
 from markeval.reproduce.stages import all_stages, get_stage
 from markeval.reproduce.store import UnitStore
 
-RESULTS = Path(__file__).resolve().parents[1] / "book" / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "markeval" / "results"
 calls: list[str] = []
 interrupt_at: list[str] = []  # units at which the toy stage is "interrupted"
 
@@ -272,40 +274,28 @@ def test_provenance_summary_says_how_the_numbers_were_made(toy):
         results.provenance_summary({"toy": "full"})
 
 
-def test_results_download_from_a_url(toy, monkeypatch):
-    run.run_stage(_toy(), "ci", toy / "published", cache_root=toy / "cache", progress=False)
-    run.write_comparison(toy / "published")
-    monkeypatch.delenv("MARKEVAL_RESULTS")
-    monkeypatch.setenv("MARKEVAL_CACHE", str(toy / "markeval-cache"))
-    monkeypatch.setenv("MARKEVAL_OFFLINE", "1")
+def test_results_ship_with_the_package_and_the_setting_points_elsewhere(toy, monkeypatch):
+    """Outside the repository (as in Colab) the chapters read the results installed with the
+    package; ``$MARKEVAL_RESULTS`` points them, and the command's default ``--out``, elsewhere."""
+    monkeypatch.setattr(cli, "all_stages", lambda: {"toy": _toy()})
+    monkeypatch.setenv("MARKEVAL_CACHE", str(toy / "cache"))
     monkeypatch.chdir(toy)
-    with pytest.raises(FileNotFoundError, match="MARKEVAL_OFFLINE is set"):
-        results.results_dir()
-    found = results.results_dir(base_url=(toy / "published").as_uri())
-    assert found == toy / "markeval-cache" / "results"
-    assert sorted(p.name for p in found.iterdir()) == ["paper_comparison.csv",
-                                                       "provenance.json", "toy.csv"]
-    assert results.results_dir() == found  # now cached: no URL needed
-    pd.testing.assert_frame_equal(results.load_comparison(profile="ci"),
-                                  pd.read_csv(toy / "published" / "paper_comparison.csv"))
+    assert main(["--stage", "toy", "--profile", "ci"]) == 0  # no --out: the setting's folder
+    assert (toy / "out" / "toy.csv").is_file() and (toy / "out" / "paper_comparison.csv").is_file()
+    assert results.results_dir() == toy / "out"
+    monkeypatch.delenv("MARKEVAL_RESULTS")
+    assert results.results_dir() == results.PACKAGE_RESULTS
+    assert results.PACKAGE_RESULTS == Path(markeval.__file__).parent / "results"
+    assert (results.PACKAGE_RESULTS / "paper_comparison.csv").is_file()
+    assert not results.load_comparison("Mark-Evaluate").empty
 
 
-def test_benchmark_rows_from_the_repository_or_a_url(tmp_path, monkeypatch):
-    repo = Path(__file__).resolve().parents[1]
-    committed = pd.read_csv(repo / "benchmarks" / "results" / "mark_evaluate_scale.csv")
-    monkeypatch.chdir(repo / "book")  # as the book executes
-    pd.testing.assert_frame_equal(results.benchmark_rows("mark_evaluate_scale"), committed)
+def test_benchmark_rows_ship_with_the_package(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # outside the repository, as in Colab
-    monkeypatch.setenv("MARKEVAL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("MARKEVAL_OFFLINE", "1")
-    with pytest.raises(FileNotFoundError, match="MARKEVAL_OFFLINE is set"):
-        results.benchmark_rows("mark_evaluate_scale")
-    url = (repo / "benchmarks" / "results").as_uri()
-    pd.testing.assert_frame_equal(results.benchmark_rows("mark_evaluate_scale", base_url=url),
-                                  committed)
-    cached = tmp_path / "cache" / "results" / "benchmarks" / "mark_evaluate_scale.csv"
-    assert cached in results.cached_files(tmp_path / "cache" / "results")
+    committed = pd.read_csv(RESULTS / "benchmarks" / "mark_evaluate_scale.csv")
     pd.testing.assert_frame_equal(results.benchmark_rows("mark_evaluate_scale"), committed)
+    for name in results.BENCHMARK_FILES:
+        assert not results.benchmark_rows(name).empty
     with pytest.raises(ValueError, match="name must be one of .*got 'timings'"):
         results.benchmark_rows("timings")
 

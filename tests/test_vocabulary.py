@@ -16,7 +16,7 @@ from markeval.experiments.vocabulary import (LONG_COLUMNS, PROTOCOLS, encoder_na
 from markeval.reproduce.run import read_rows
 from markeval.reproduce.stages import all_stages
 
-RESULTS = Path(__file__).resolve().parents[1] / "book" / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "markeval" / "results"
 
 
 @given(name=st.sampled_from(registry.names()),

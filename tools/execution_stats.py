@@ -5,7 +5,7 @@ committed reproduction took per stage, on which machine.
 its MyST source in the ``ci`` profile, one after the other, as ``make notebook`` does but into
 memory (the committed notebooks are left alone), and records each chapter's wall time in
 ``book/execution_stats.csv``; then it writes the page ``book/execution_stats.md`` from those
-timings and from ``book/results/provenance.json`` (the ``full`` profile of a chapter reads the
+timings and from ``markeval/results/provenance.json`` (the ``full`` profile of a chapter reads the
 committed results of the reproduction stages it names, so its cost is theirs). Run it from the
 Makefile's environment (one BLAS thread, offline), on a machine doing nothing else: the page
 states the load average that each chapter started under.
@@ -135,7 +135,7 @@ def page(timings: pd.DataFrame, provenance: dict, source: Path = REPO) -> str:
     by_chapter = timings.set_index("chapter")
     lines = [
         "<!-- Written by `python -m tools.execution_stats` from book/execution_stats.csv and",
-        "     book/results/provenance.json: do not edit by hand. -->", "",
+        "     markeval/results/provenance.json: do not edit by hand. -->", "",
         "(execution-stats)=", "# Execution statistics", "",
         "How long this book takes to run, and on what. Every chapter executes in one of two "
         "profiles (`MARKEVAL_PROFILE`): `ci`, the default, shrinks the data so that a chapter "
@@ -191,7 +191,7 @@ def page(timings: pd.DataFrame, provenance: dict, source: Path = REPO) -> str:
         "## The reproduction", "",
         "{numref}`tbl-reproduction-stages` lists, for every stage of the reproduction, its last "
         "committed run in the `full` profile (the papers' sizes) and in the `ci` profile (the "
-        "small slice the chapters and the tests recompute), from `book/results/provenance.json`. "
+        "small slice the chapters and the tests recompute), from `markeval/results/provenance.json`. "
         "The compute time adds up the times of the stage's units, however many runs and worker "
         "processes computed them; the commit is the one that computed them.", "",
         "```{table} The last committed run of each reproduction stage, in each profile.",
@@ -223,7 +223,7 @@ def current_page() -> str:
     """The page that the committed timings and provenance give."""
     import json
 
-    provenance = json.loads((REPO / "book" / "results" / "provenance.json").read_text())
+    provenance = json.loads((REPO / "markeval" / "results" / "provenance.json").read_text())
     return page(read_timings(), provenance)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from markeval._cli_registry import CLIError, OneLineParser
 from markeval.profile import PROFILES
+from markeval.reproduce.results import results_dir
 from markeval.reproduce.run import UnitsInterrupted, run_stage, write_comparison
 from markeval.reproduce.stages import all_stages
 
@@ -50,8 +51,9 @@ def _parser(stages) -> argparse.ArgumentParser:
     parser.add_argument("--profile", action="append", choices=PROFILES,
                         help="'ci' (small) or 'full' (the papers' sizes); repeatable; "
                              "default: ci then full")
-    parser.add_argument("--out", type=Path, default=Path("book/results"),
-                        help="results folder (default: book/results)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results folder (default: the one the chapters read, "
+                             "$MARKEVAL_RESULTS or the package's own results)")
     parser.add_argument("--fresh", action="store_true",
                         help="forget the chosen stages' finished units (after a code change)")
     parser.add_argument("--jobs", type=_jobs, default=None,
@@ -139,7 +141,7 @@ def _main(argv) -> int:
             for stage in stages.values():
                 print(f"{stage.name:28} {stage.title}")
             return 0
-        out = _results_folder(args.out)
+        out = _results_folder(results_dir() if args.out is None else args.out)
         chosen = args.stage or list(stages)
         profiles = args.profile or ["ci", "full"]
         start = time.perf_counter()

@@ -1,10 +1,10 @@
 """The committed full-scale results, for chapters and users: find, read, check against the code.
 
-Chapters show the rows ``make reproduce`` committed under ``book/results`` and recompute a
-slice of them live (:func:`check_slice`). The folder is found in ``$MARKEVAL_RESULTS``, else
-as ``results`` or ``book/results`` in the working folder or one of its parents (the book
-executes in ``book/``); elsewhere (Colab) the files are downloaded from the repository into
-``<cache root>/results`` unless ``MARKEVAL_OFFLINE`` is set.
+Chapters show the rows ``make reproduce`` committed and recompute a slice of them live
+(:func:`check_slice`). The results ship inside the package (:data:`PACKAGE_RESULTS`, the
+repository's ``markeval/results``), so a chapter finds them wherever markeval is installed,
+Colab included, with nothing to download; ``$MARKEVAL_RESULTS`` points the chapters (and
+``python -m markeval.reproduce``) at another results folder instead.
 """
 
 from __future__ import annotations
@@ -14,121 +14,53 @@ import os
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from markeval._checks import check_choice
-from markeval.cache import atomic_write, cache_root
 from markeval.experiments.vocabulary import LONG_COLUMNS
 from markeval.reproduce.run import compute_units, read_rows
 from markeval.reproduce.stages import get_stage
 
-__all__ = ["BENCHMARKS_URL", "BENCHMARK_FILES", "RESULTS_URL", "GluedMarkdown",
-           "benchmark_rows", "cached_files", "check_slice", "encoder_gaps", "load_comparison",
-           "load_provenance", "load_rows", "provenance_box", "provenance_summary", "results_dir",
-           "shown_profile"]
+__all__ = ["BENCHMARK_FILES", "PACKAGE_RESULTS", "GluedMarkdown", "benchmark_rows",
+           "check_slice", "encoder_gaps", "load_comparison", "load_provenance", "load_rows",
+           "provenance_box", "provenance_summary", "results_dir", "shown_profile"]
 
-#: Where the committed results are published (the repository's ``book/results``).
-RESULTS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/book/results/"
-#: Where the benchmark scripts' committed results are published (``benchmarks/results``).
-BENCHMARKS_URL = "https://raw.githubusercontent.com/markeval/markeval/main/benchmarks/results/"
+#: The committed results, shipped as package data: each stage's rows, ``paper_comparison.csv``,
+#: ``provenance.json``, ``timings.csv``, and the benchmark scripts' rows in ``benchmarks/``.
+PACKAGE_RESULTS = Path(__file__).resolve().parents[1] / "results"
 #: The benchmark results a chapter reads (:func:`benchmark_rows`).
 BENCHMARK_FILES = ("mark_evaluate_scale", "neighbour_agreement", "word_curve_exact")
 
 
-def _downloaded_names(provenance: bytes) -> list[str]:
-    """The files a download fetches, given its ``provenance.json``: one CSV per stage, the
-    provenance, and ``paper_comparison.csv`` (fetched last: it marks a complete download)."""
-    return [f"{stage}.csv" for stage in sorted(json.loads(provenance))] + [
-        "provenance.json", "paper_comparison.csv"]
+def results_dir() -> Path:
+    """The results folder the chapters read: ``$MARKEVAL_RESULTS`` when set, else the
+    results shipped with the package (:data:`PACKAGE_RESULTS`).
 
-
-def cached_files(folder: Path) -> list[Path]:
-    """The files :func:`results_dir` downloaded into ``folder`` (for ``markeval cache``)."""
-    try:
-        names = _downloaded_names((Path(folder) / "provenance.json").read_bytes())
-    except (OSError, ValueError):  # no (readable) provenance: only the two fixed names
-        names = ["provenance.json", "paper_comparison.csv"]
-    names += [f"benchmarks/{name}.csv" for name in BENCHMARK_FILES]
-    return [Path(folder) / name for name in names]
-
-
-def _local(start: Path) -> Path | None:
-    for folder in [start, *start.parents]:
-        for candidate in (folder / "book" / "results", folder / "results"):
-            if (candidate / "paper_comparison.csv").exists():
-                return candidate
-    return None
-
-
-def results_dir(*, base_url: str | None = None) -> Path:
-    """The folder holding the committed results (see the module notes for the search order).
-
-    Parameters
-    ----------
-    base_url : str, optional
-        Download from here instead of :data:`RESULTS_URL` (``file://`` URLs work).
+    Examples
+    --------
+    >>> import os
+    >>> results_dir() == (Path(os.environ["MARKEVAL_RESULTS"]).expanduser()
+    ...                   if os.environ.get("MARKEVAL_RESULTS") else PACKAGE_RESULTS)
+    True
     """
     env = os.environ.get("MARKEVAL_RESULTS")
-    if env:
-        return Path(env).expanduser()
-    found = _local(Path.cwd())
-    if found is not None:
-        return found
-    target = cache_root() / "results"
-    if not (target / "paper_comparison.csv").exists():
-        if os.environ.get("MARKEVAL_OFFLINE") and base_url is None:
-            raise FileNotFoundError(
-                f"no committed results in {Path.cwd()} or its parents, and MARKEVAL_OFFLINE is "
-                "set: set MARKEVAL_RESULTS to the repository's book/results folder")
-        _download(base_url or RESULTS_URL, target)
-    return target
+    return Path(env).expanduser() if env else PACKAGE_RESULTS
 
 
-def _fetch(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=60) as response:
-        return response.read()
-
-
-def _download(base_url: str, target: Path) -> None:
-    base_url = base_url.rstrip("/") + "/"
-    provenance = _fetch(base_url + "provenance.json")
-    for name in _downloaded_names(provenance):
-        data = provenance if name == "provenance.json" else _fetch(base_url + name)
-        atomic_write(target / name, lambda fh, data=data: fh.write(data))
-
-
-def benchmark_rows(name: str, *, base_url: str | None = None) -> pd.DataFrame:
-    """The committed rows of a benchmark script, ``benchmarks/results/<name>.csv``.
-
-    Found in ``benchmarks/results`` of the working folder or one of its parents; elsewhere
-    (Colab) downloaded once from :data:`BENCHMARKS_URL` into ``<cache root>/results/benchmarks``
-    unless ``MARKEVAL_OFFLINE`` is set.
+def benchmark_rows(name: str) -> pd.DataFrame:
+    """The committed rows of a benchmark script, shipped as ``<PACKAGE_RESULTS>/benchmarks/
+    <name>.csv`` (the scripts in the repository's ``benchmarks/`` write them there).
 
     Parameters
     ----------
     name : str
         One of :data:`BENCHMARK_FILES`.
-    base_url : str, optional
-        Download from here instead of :data:`BENCHMARKS_URL` (``file://`` URLs work).
     """
     check_choice(name, "name", BENCHMARK_FILES)
-    file = f"{name}.csv"
-    for folder in [Path.cwd(), *Path.cwd().parents]:
-        if (folder / "benchmarks" / "results" / file).exists():
-            return pd.read_csv(folder / "benchmarks" / "results" / file)
-    target = cache_root() / "results" / "benchmarks" / file
-    if not target.exists():
-        if os.environ.get("MARKEVAL_OFFLINE") and base_url is None:
-            raise FileNotFoundError(
-                f"no benchmarks/results/{file} in {Path.cwd()} or its parents, and "
-                "MARKEVAL_OFFLINE is set: run from inside the repository")
-        data = _fetch((base_url or BENCHMARKS_URL).rstrip("/") + "/" + file)
-        atomic_write(target, lambda fh: fh.write(data))
-    return pd.read_csv(target)
+    return pd.read_csv(PACKAGE_RESULTS / "benchmarks" / f"{name}.csv")
 
 
 def load_rows(stage: str, profile: str = "full") -> pd.DataFrame:

@@ -1,6 +1,7 @@
 """Run stages, keep their units, and write the committed results with their provenance.
 
-Writes into the results folder (``book/results`` in the repository):
+Writes into the results folder (``markeval/results`` in the repository, shipped with the
+package; :func:`markeval.reproduce.results.results_dir`):
 
 * ``<stage>.csv`` — every unit's rows, with ``profile`` and ``unit`` columns; rerunning one
   profile replaces that profile's rows only;

@@ -34,7 +34,7 @@ class Stage:
     Attributes
     ----------
     name : str
-        The result file's stem: the rows go to ``book/results/<name>.csv``.
+        The result file's stem: the rows go to ``<results folder>/<name>.csv``.
     title : str
         What it reproduces, for the progress bar and the provenance file.
     settings : callable

@@ -5,7 +5,7 @@ k-NN balls: at 200 sentences a set holds about 20,000 word samples, and the exac
 with the square of that. This stage continues the curve at 400 and 1,000 sentences and at every
 sentence (about 300,000 samples per set), with the balls and their members found by the
 neighbour index (:mod:`markeval.geometry.index`; its measured agreement with exact is in
-``benchmarks/results/neighbour_agreement.csv``, and ``benchmarks/word_curve_exact.py``
+``markeval/results/benchmarks/neighbour_agreement.csv``, and ``benchmarks/word_curve_exact.py``
 recomputes units of this stage both ways: at 400 sentences no score moved by more than 1e-4,
 and the exact units took 1.9 and 2.3 times as long).
 

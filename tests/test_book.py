@@ -10,7 +10,6 @@ import pytest
 import yaml
 from jupytext.compare import compare_notebooks
 
-import markeval
 from conftest import REPO, chapter_sources, toc_files
 
 CHAPTERS = chapter_sources()
@@ -75,17 +74,13 @@ def test_notebook_is_executed_cleanly(md):
 
 
 @pytest.mark.parametrize("md", CHAPTERS, ids=IDS)
-def test_setup_cell_installs_from_the_configured_repository(md):
-    """Colab installs markeval from the same repository the launch buttons point at."""
-    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
-    url = config["repository"]["url"]
+def test_setup_cell_is_hidden_and_takes_colabs_branch_only_there(md):
+    """The setup cell (written by tools/setup_cells.py; tests/test_colab_setup.py checks what
+    it installs) is folded away on the page and installs nothing outside Colab."""
     notebook = jupytext.read(md)
     first = next(c for c in notebook.cells if c.cell_type == "code")
     assert "hide-input" in first.metadata.get("tags", []), f"{md.name}: setup cell is not hide-input"
-    pinned = f"git+{url}@v{markeval.__version__}\""  # the release tag, never the moving main
-    assert "google.colab" in first.source and pinned in first.source, (
-        f"{md.name}: the setup cell must install {pinned[:-1]} in Colab"
-    )
+    assert 'if "google.colab" in sys.modules:' in first.source, md.name
 
 
 @pytest.mark.parametrize("md", CHAPTERS, ids=IDS)

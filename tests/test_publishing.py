@@ -58,3 +58,36 @@ def test_workflow_builds_with_the_readmes_command_and_ships_the_pdf():
     recipe = re.search(r"^book:.*\n((?:\t.*\n)+)", makefile, flags=re.M)
     assert recipe and "jupyter-book" in recipe[1].replace("$(JB)", "jupyter-book")
     assert "tools.pdf" in recipe[1]
+
+
+RELEASE = REPO / ".github" / "workflows" / "release.yml"
+
+
+def test_release_publishes_a_version_tag_with_trusted_publishing():
+    workflow = yaml.safe_load(RELEASE.read_text(encoding="utf-8"))
+    triggers = workflow.get("on", workflow.get(True))
+    assert triggers == {"push": {"tags": ["v*"]}}
+    build, publish = workflow["jobs"]["build"], workflow["jobs"]["publish"]
+    runs = [step.get("run", "") for step in build["steps"]]
+    assert "python -m build" in runs and "python -m twine check --strict dist/*" in runs
+    # the tag must name the version of the package's one source
+    assert any("markeval/_version.py" in run and "GITHUB_REF_NAME" in run for run in runs)
+    # the build tools are the ones requirements.txt pins (and the test suite runs)
+    pins = dict(line.split("==") for line in (REPO / "requirements.txt").read_text().splitlines()
+                if line.startswith(("build==", "twine==")))
+    assert any(f'"build=={pins["build"]}"' in run and f'"twine=={pins["twine"]}"' in run
+               for run in runs)
+    # trusted publishing: an OIDC token for the publishing job only, no stored password
+    assert workflow["permissions"] == {"contents": "read"}
+    assert publish["permissions"] == {"id-token": "write"} and publish["needs"] == "build"
+    assert publish["environment"]["name"] == "pypi"
+    (upload,) = [s for s in publish["steps"] if s.get("uses", "").startswith("pypa/gh-action-pypi-publish@")]
+    assert "with" not in upload or "password" not in upload["with"]
+
+
+def test_releasing_is_documented_in_one_short_file():
+    text = (REPO / "RELEASING.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 60
+    for needed in ("markeval/_version.py", "python -m tools.setup_cells", "CITATION.cff",
+                   "git tag", "trusted publisher"):
+        assert needed in text, needed

@@ -378,3 +378,19 @@ def test_compare_errors_are_one_line(systems, tmp_path, args, message):
     assert "Traceback" not in out.stderr
     assert len(out.stderr.splitlines()) == 1, out.stderr
     assert re.search(message, out.stderr), out.stderr
+
+
+def test_data_says_where_each_data_set_is_and_refuses_an_unknown_one(tmp_path, monkeypatch, capsys):
+    from markeval.cli import main
+
+    from conftest import use_fake_data
+
+    (tmp_path / "tac").mkdir()
+    for name in ("tac.08.mds.gen.resp-pyr.json", "tac.09.mds.gen.resp-pyr.json"):
+        (tmp_path / "tac" / name).write_text("{}")
+    use_fake_data(monkeypatch, tmp_path)
+    assert main(["data", "tac"]) == 0
+    assert capsys.readouterr().out == f"tac: {tmp_path / 'tac'} ($MARKEVAL_DATA)\n"
+    assert main(["data", "tac", "wmt18"]) == 2
+    assert capsys.readouterr().err == ("markeval: error: data takes data sets from tac, wmt17; "
+                                       "got wmt18\n")

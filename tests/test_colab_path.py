@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import sys
 import time
@@ -51,7 +50,6 @@ from packaging.version import Version
 
 import markeval
 from conftest import REPO, needs_tac, needs_wmt17
-from markeval.datasets import locate
 from markeval.datasets._sources import SOURCES
 from tools import colab_index, distributions
 
@@ -81,17 +79,6 @@ def as_colab_runs_it(nb):
         "sys.modules.setdefault('google.colab', colab)")
     nb.cells = [colab, *nb.cells, nbformat.v4.new_code_cell(_PROBE)]
     return nb
-
-
-def mirror_folder(root: Path) -> None:
-    """The upstream layout of the data sources (host-relative paths of their URLs), linked to
-    the local copies."""
-    for name, source in SOURCES.items():
-        folder = locate(name, download_if_missing=False)
-        for rel in source.files:
-            path = root / re.sub(r"^https?://[^/]+/", "", source.url(rel))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.symlink_to(folder / rel)
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +112,7 @@ def test_pages_run_as_in_colab_from_a_package_index(resolution, wheel, tmp_path,
         assert REPO not in (folder, *folder.parents) and folder != REPO.parent
     served_root = tmp_path / "served"
     colab_index.write_index(served_root, WHEELHOUSE, resolution, [wheel])
-    mirror_folder(served_root)
+    expected = colab_index.data_mirror(served_root)
     python = colab_index.make_environment(tmp_path / "venv")
     cache = tmp_path / "cache"
     kernels = tmp_path / "jupyter" / "kernels" / "colab"
@@ -167,8 +154,6 @@ def test_pages_run_as_in_colab_from_a_package_index(resolution, wheel, tmp_path,
     assert any(path.startswith("/files/markeval-") for path in served)
     # every file of both data sets came over HTTP exactly once: the later pages used the cache
     data = sorted(path for path in served if not path.startswith(("/simple/", "/files/")))
-    expected = sorted("/" + re.sub(r"^https?://[^/]+/", "", s.url(f))
-                      for s in SOURCES.values() for f in s.files)
     assert data == expected, sorted(set(data) ^ set(expected))[:5]
     for name, source in SOURCES.items():
         assert all((cache / name / f).is_file() for f in source.files), name  # the cache

@@ -35,7 +35,7 @@ def test_licences_for_code_and_text():
     assert "Attribution 4.0 International Public License" in text
     assert "Section 8 -- Interpretation." in text, "the CC BY 4.0 legal code is incomplete"
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'license = { text = "MIT" }' in pyproject
+    assert 'license = "MIT"' in pyproject
     landing = (REPO / "book" / "index.md").read_text(encoding="utf-8")
     assert "(licence)=\n## Licence" in landing
     assert "CC BY 4.0" in landing and "MIT licence" in landing

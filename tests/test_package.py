@@ -193,3 +193,4 @@ def test_make_test_shares_out_the_consistency_checks_and_keeps_other_files_whole
     assert scheduler._split_scope("book/02_perplexity.ipynb::Cell 3") == "book/02_perplexity.ipynb"
     monkeypatch.setattr(pytestconfig.option, "dist", "load")
     assert conftest.pytest_xdist_make_scheduler(pytestconfig, None) is None
+

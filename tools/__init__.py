@@ -7,6 +7,9 @@ jupyter-book), which the package does not declare. Run them from the repository 
 ``python -m tools.instructor_edition`` (``make instructor``), ``python -m tools.course``
 (``make course``: an nbgrader course folder from the instructor notebooks), ``python -m
 tools.pdf`` (the book's PDF, part of ``make book``), ``python -m tools.chapter_map --write`` (the
-chapter dependency map of the course page) and ``python -m tools.check_pages STEM`` (a quick look
-at built pages in headless Chromium, :mod:`tools.browser`).
+chapter dependency map of the course page), ``python -m tools.check_pages STEM`` (a quick look
+at built pages in headless Chromium, :mod:`tools.browser`), ``python -m tools.setup_cells`` (every
+page's setup cell, from what it needs: :mod:`tools.colab_needs`), ``python -m tools.distributions
+OUTDIR`` (the release's sdist and wheel, checked) and ``python -m tools.colab_index fill DIR``
+(the wheelhouse behind the Colab-path test, ``make install``).
 """

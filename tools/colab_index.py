@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import hashlib
 import html
 import http.server
 import json
@@ -41,6 +40,7 @@ import sys
 import tempfile
 import threading
 import tomllib
+import urllib.parse
 import urllib.request
 from importlib import metadata
 from pathlib import Path
@@ -51,6 +51,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.tags import sys_tags
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
+
+from markeval.datasets import locate, sha256_file
+from markeval.datasets._sources import SOURCES
 
 REPO = Path(__file__).resolve().parents[1]
 RESOLUTIONS = ("newest", "lowest")
@@ -206,14 +209,6 @@ def resolve(resolution: str, scratch: Path) -> list[tuple[str, str]]:
     return sorted((item["metadata"]["name"], item["metadata"]["version"]) for item in chosen)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _wheel_of(files: Path, name: str, version: str) -> Path | None:
     for path in files.glob("*.whl"):
         wheel_name, wheel_version, *_ = parse_wheel_filename(path.name)
@@ -237,7 +232,7 @@ def fill(folder: Path, resolutions=RESOLUTIONS) -> None:
         listing = {}
         for requirement in pinned:
             wheel = _wheel_of(files, *requirement.split("=="))
-            listing[wheel.name] = _sha256(wheel)
+            listing[wheel.name] = sha256_file(wheel)
         (folder / f"{resolution}.json").write_text(json.dumps(listing, indent=1) + "\n",
                                                    encoding="utf-8")
         print(f"{resolution}: {', '.join(pinned)}")
@@ -257,7 +252,7 @@ def write_index(root: Path, folder: Path, resolution: str, extra_wheels=()) -> P
     listing = json.loads((folder / f"{resolution}.json").read_text(encoding="utf-8"))
     entries = {name: (folder / "files" / name, sha) for name, sha in listing.items()}
     for wheel in extra_wheels:
-        entries[Path(wheel).name] = (Path(wheel), _sha256(Path(wheel)))
+        entries[Path(wheel).name] = (Path(wheel), sha256_file(Path(wheel)))
     projects: dict[str, list[str]] = {}
     (root / "files").mkdir(parents=True, exist_ok=True)
     for name, (path, sha) in entries.items():
@@ -277,6 +272,21 @@ def write_index(root: Path, folder: Path, resolution: str, extra_wheels=()) -> P
             f'<a href="{p}/">{p}</a><br>' for p in sorted(projects)) + "\n</body></html>\n",
         encoding="utf-8")
     return root / "simple"
+
+
+def data_mirror(root: Path) -> list[str]:
+    """Lay out the human-judgement data as its public sources' host serves it (the
+    host-relative paths of their URLs, linked to this machine's copies) under ``root``, for
+    ``MARKEVAL_DATA_MIRROR``; returns the URL paths, sorted."""
+    paths = []
+    for name, source in SOURCES.items():
+        folder = locate(name, download_if_missing=False)
+        for rel in source.files:
+            path = urllib.parse.urlsplit(source.url(rel)).path
+            (root / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+            (root / path.lstrip("/")).symlink_to(folder / rel)
+            paths.append(path)
+    return sorted(paths)
 
 
 class Server:

@@ -157,7 +157,9 @@ def measure(scratch: Path) -> dict:
             print(f"{label} ...", flush=True)
             row = run_measured(command, clone, env, scratch / f"{label.split(',')[0]}.log")
             row.update(command=label, venv_gb=disk_gb(clone / ".venv"),
-                       cache_gb=disk_gb(Path(caches["XDG_CACHE_HOME"])),
+                       cache_gb=disk_gb(Path(caches["MARKEVAL_CACHE"])),
+                       downloads_gb=disk_gb(Path(caches["PIP_CACHE_DIR"]),
+                                            Path(caches["npm_config_cache"])),
                        build_gb=disk_gb(clone / "_build"))
             print(f"  {row}", flush=True)
             rows.append(row)
@@ -182,25 +184,28 @@ def _full_reproduce() -> tuple[float, int]:
 
 def table(result: dict) -> str:
     """The README's cost table, from a measured result."""
-    lines = ["| command | wall time | CPU time | peak memory | `.venv` | caches | `_build` |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| command | wall time | CPU time | peak memory | `.venv` | markeval's cache | "
+             "pip's and npm's caches | `_build` |", "|---|---|---|---|---|---|---|---|"]
     for row in result["steps"]:
         name = (f"`{row['command']}`" if row["command"].startswith("make")
                 else "`make reproduce`, `ci` profile")
         failed = "" if row["status"] == 0 else f" (failed, exit {row['status']})"
         lines.append(f"| {name}{failed} | {_hours(row['wall_s'])} | {_hours(row['cpu_s'])} | "
                      f"{row['peak_gb']:.1f} GB | {row['venv_gb']:.1f} GB | "
-                     f"{row['cache_gb']:.2f} GB | {row['build_gb']:.2f} GB |")
+                     f"{row['cache_gb']:.2f} GB | {row['downloads_gb']:.2f} GB | "
+                     f"{row['build_gb']:.2f} GB |")
     compute, stages = _full_reproduce()
-    lines.append(f"| `make reproduce`, `full` profile | about {_hours(compute / 2)} at two units "
-                 f"at a time | {_hours(compute)} (the {stages} stages' units, as recorded) | "
-                 "see below | | | |")
+    lines.append(f"| `make reproduce`, `full` profile | about {_hours(compute / 2)}, two units "
+                 f"at a time | {_hours(compute)}: the {stages} stages' units, as their runs "
+                 "recorded them | see \"Reproducing the papers\" | | | | |")
     when = result["finished"][:10]
     gpu = "a GPU was not used" if result["gpu"] == "no" else "a GPU was available"
     lines += ["", f"Measured by `python benchmarks/fresh_machine.py` on {when} at commit "
               f"`{result['commit'][:10]}`: a fresh clone, every cache empty, on "
               f"{result['machine']} ({gpu}); each command after the one above it, `make book` "
-              "with empty caches again. CPU time is that of all processes added up."]
+              "and the `ci` profile with empty caches again. CPU time is that of all processes "
+              "added up; the caches are sizes after the command (pip's and npm's hold the "
+              "downloads of `make install` and can be deleted)."]
     return "\n".join(lines)
 
 

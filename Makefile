@@ -66,7 +66,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 
 # Colab's path (tests/test_colab_path.py): markeval's dependencies as wheels, resolved the way
 # Colab's pip resolves them today (newest) and at the lowest versions pyproject.toml declares
-# (tools/colab_index.py; about 600 MB). Delete the .complete file to resolve again.
+# (tools/colab_index.py; about 500 MB). Delete the .complete file to resolve again.
 $(VENV)/colab-index/.complete: pyproject.toml tools/colab_index.py $(VENV)/.installed
 	$(PY) -m tools.colab_index fill $(VENV)/colab-index
 	touch $@

@@ -15,8 +15,10 @@ committed file without measuring, and ``tests/test_package.py`` requires the two
    downloaded), markeval's, Hugging Face's and matplotlib's; ``make book`` gets fresh ones
    again and no ``_build``, so that it pays for every encoding as a newcomer would;
 4. for each command: the wall time, the CPU time, the peak memory (the summed proportional
-   set size, PSS, of the command's process tree, sampled every half second) and the disk of
-   ``.venv``, the caches and ``_build`` afterwards.
+   set size, PSS, of the command's process tree, sampled every :data:`SAMPLE_S` seconds: the
+   kernel walks every page of a process to add up its PSS, so sampling more often costs the
+   measured command a noticeable share of the CPU) and the disk of ``.venv``, the caches and
+   ``_build`` afterwards.
 
 ``make reproduce``'s full profile takes a day on two cores, more than this script can wait:
 its row gives the compute time of every unit as the runs that made the committed results
@@ -45,6 +47,8 @@ REPO = Path(__file__).resolve().parents[1]
 RESULT = Path(__file__).resolve().parent / "fresh_machine.json"
 README = REPO / "README.md"
 BEGIN, END = "<!-- cost table -->", "<!-- /cost table -->"
+#: Seconds between two samples of the memory in use (at 0.5 s the sampling took 15-20 % of a core).
+SAMPLE_S = 2.0
 #: What is measured, in this order (a label and the command, run in the clone).
 STEPS = (("make install", ["make", "install"]),
          ("make test", ["make", "test"]),
@@ -82,7 +86,7 @@ def run_measured(command: list[str], cwd: Path, env: dict, log: Path) -> dict:
         def sample():
             while process.poll() is None:
                 peak[0] = max(peak[0], _tree_pss(process.pid))
-                time.sleep(0.5)
+                time.sleep(SAMPLE_S)
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -221,7 +225,7 @@ def write_table(result: dict) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table-only", action="store_true",
-                        help="rewrite the README's table from the committed result; measure nothing")
+                        help="rewrite the README's table from the committed result only")
     parser.add_argument("--scratch", type=Path, help="keep the clone and logs here")
     args = parser.parse_args(argv)
     if not args.table_only:

@@ -7,9 +7,10 @@ paired significance tests (bootstrap or approximate randomization) of systems ag
 baseline; ``python -m markeval me --reference a.txt --candidate b.txt`` gives the Mark-Evaluate
 scores of two sets of sentences; ``python -m markeval list`` prints the metrics and their options;
 ``python -m markeval data`` finds the human-judgement data sets, downloading (and checking) what
-is missing (``make install`` runs it); ``python -m markeval cache`` shows where the on-disk cache lives and its size per kind,
-``python -m markeval cache clear KIND`` removes what markeval wrote of a kind (``--dry-run``
-lists it) and ``python -m markeval cache verify`` hashes data sets and models.
+is missing (``make install`` runs it); ``python -m markeval cache`` shows where the on-disk
+cache lives and its size per kind, ``python -m markeval cache clear KIND`` removes what markeval
+wrote of a kind (``--dry-run`` lists it) and ``python -m markeval cache verify`` hashes data
+sets and models.
 
 Every user error (missing file, line counts that differ, unknown metric or option, a file that
 is not UTF-8, a value the metric rejects) ends with one line on stderr and exit status 2.

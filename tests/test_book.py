@@ -379,7 +379,8 @@ def _reader_urls(notebook: dict) -> set[str]:
 
 
 def test_every_url_comes_from_the_setting_or_the_data_sources():
-    notebooks = sorted((REPO / "book").glob("*.ipynb")) + sorted((REPO / "book" / "student").glob("*.ipynb"))
+    notebooks = [*sorted((REPO / "book").glob("*.ipynb")),
+                 *sorted((REPO / "book" / "student").glob("*.ipynb"))]
     pages = sorted((REPO / "book").glob("*.md"))
     found = {}
     for path in notebooks:

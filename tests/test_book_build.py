@@ -83,7 +83,7 @@ def test_repository_links_come_from_the_setting(built_book):
     for stem in toc_files():
         page = (built_book / f"{stem}.html").read_text(encoding="utf-8")
         links = set(re.findall(rf'href="({hosts}[^"]*)"', page))
-        assert any(link.startswith(f"{url}/issues/new") for link in links), f"{stem}: no issue button"
+        assert any(link.startswith(f"{url}/issues/new") for link in links), f"{stem}: no issue link"
         assert any(link.startswith(f"{url}/edit/") for link in links), f"{stem}: no edit button"
         stray = sorted(link for link in links if not allowed_url(link))
         assert not stray, f"{stem}: links outside the repository setting: {stray}"

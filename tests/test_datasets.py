@@ -224,13 +224,30 @@ def test_download_from_a_mirror_argument(isolated, monkeypatch):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"base_url": "file:///mirror"}, "base_url must be a URL string ending in '/', got 'file:///mirror'"),
-    ({"base_url": 3}, "base_url must be a URL string ending in '/', got 3"),
+    ({"base_url": "file:///mirror"}, "base_url must be an http://, https:// or file:// URL "
+                                     "ending in '/', got 'file:///mirror'"),
+    ({"base_url": 3}, "base_url must be an http://, https:// or file:// URL ending in '/', got 3"),
+    ({"base_url": "mirror/"}, "base_url must be an http://, https:// or file:// URL ending in "
+                              "'/', got 'mirror/'"),
+    ({"base_url": "ftp://host/"}, "got 'ftp://host/'"),
+    ({"base_url": "https:///"}, "got 'https:///'"),
     ({"progress": "no"}, "progress must be True or False"),
 ])
 def test_download_refuses_bad_arguments_by_name(isolated, kwargs, message):
     with pytest.raises((TypeError, ValueError), match=re.escape(message)):
         download("tac", isolated / "root", **kwargs)
+
+
+@pytest.mark.parametrize("mirror", ["mirror/", "/srv/mirror/", "http://host"])
+def test_a_malformed_mirror_is_named_before_anything_is_fetched(isolated, monkeypatch, mirror):
+    fetched = []
+    monkeypatch.setattr(_locate, "_open", lambda url: fetched.append(url))
+    monkeypatch.setenv(_locate.MIRROR_ENV, mirror)
+    with pytest.raises(ValueError, match=re.escape(f"$MARKEVAL_DATA_MIRROR must be an http://, "
+                                                   f"https:// or file:// URL ending in '/', "
+                                                   f"got {mirror!r}")):
+        download("tac", isolated / "root", progress=False)
+    assert fetched == []
 
 
 def test_download_completes_a_partial_copy(served):

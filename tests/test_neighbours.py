@@ -10,6 +10,8 @@ recall within 1e-3 (the small version of ``benchmarks/neighbour_agreement.py``).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -323,6 +325,79 @@ def test_neighbours_bad_input(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "faiss", None)
     with pytest.raises(ImportError, match=r'pip install "markeval\[index\]"'):
         knn_balls(x + np.arange(5)[:, None], 1, neighbours="index")
+
+
+@pytest.mark.parametrize("field, value, error, message", [
+    ("lists_per_sqrt_n", float("inf"), ValueError, "lists_per_sqrt_n must be finite, got inf"),
+    ("lists_per_sqrt_n", float("nan"), ValueError, "lists_per_sqrt_n must be finite, got nan"),
+    ("lists_per_sqrt_n", True, TypeError, "lists_per_sqrt_n must be a number, got bool: True"),
+    ("lists_per_sqrt_n", "2", TypeError, "lists_per_sqrt_n must be a number, got str: '2'"),
+    ("lists_per_sqrt_n", -1.0, ValueError, "lists_per_sqrt_n must be a positive number, got -1.0"),
+    ("seed", 2**31, ValueError, "seed must be in 0..2147483647 (faiss's k-means seed is a 32-bit "
+                                "int), got 2147483648"),
+    ("seed", -1, ValueError, "seed must be in 0..2147483647"),
+    ("seed", 1.0, TypeError, "seed must be an int, got float: 1.0"),
+    ("escalate", True, TypeError, "escalate must be an int, got bool: True"),
+    ("audit", -1, ValueError, "audit must be a non-negative int, got -1"),
+    ("candidates", 2.5, TypeError, "candidates must be an int, got float: 2.5"),
+])
+def test_index_settings_refuse_each_field_by_name(field, value, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        IndexSettings(**{field: value})
+
+
+def test_the_largest_faiss_seed_is_taken():
+    x = np.random.default_rng(0).normal(size=(40, 3))
+    got = knn_balls(x, 2, neighbours=IndexSettings(seed=2**31 - 1, probes=10_000))
+    np.testing.assert_array_equal(got.indices, knn_balls(x, 2).indices)
+
+
+@pytest.mark.parametrize("scale", [1e19, 1e200])
+def test_index_refuses_points_float32_cannot_measure_by_name(scale):
+    """faiss reads the points as given, in float32: beyond ~9e18 apart, distances overflow."""
+    a = np.random.default_rng(1).normal(size=(30, 4)) * scale
+    b = np.random.default_rng(2).normal(size=(30, 4))
+    message = (r"the points lie up to .* apart, beyond 9.22e\+18, the most whose squared "
+               r"distances float32 arithmetic holds \(rescale the points, or centre them: the "
+               r"neighbour index reads them as given\)")
+    with pytest.raises(ValueError, match=r"^points_a and points_b: " + message):
+        mutual_balls(a, b, 2, neighbours="index")
+    with pytest.raises(ValueError, match=r"^points: " + message):
+        knn_balls(a, 2, neighbours="index")
+    with pytest.raises(ValueError, match=r"^balls.points and queries: " + message):
+        ball_membership(a, knn_balls(b, 2), neighbours="index")
+
+
+def test_index_takes_far_offset_points_only_as_the_exact_path_does():
+    """The exact path centres the points: an offset of 2^64 costs it nothing, faiss refuses.
+
+    Multiples of 4096 plus 2^64 are exact in float64 (its spacing there is 4096)."""
+    x = np.random.default_rng(3).integers(0, 1000, size=(40, 3)) * 4096.0
+    want = knn_balls(x, 3)
+    far = knn_balls(x + 2.0**64, 3)
+    np.testing.assert_array_equal(far.indices, want.indices)
+    np.testing.assert_array_equal(far.sq_distances, want.sq_distances)
+    with pytest.raises(ValueError, match="or centre them"):
+        knn_balls(x + 2.0**64, 3, neighbours="index")
+
+
+@pytest.mark.parametrize("scale, dtype, hint", [
+    (1e19, "float32", ", or pass dtype='float64'"),
+    (1e160, "float64", ""),
+    (1e200, "float32", ""),
+])
+def test_exact_path_refuses_distances_its_dtype_cannot_hold(scale, dtype, hint):
+    """Before, the tiles overflowed to inf or nan with a RuntimeWarning at most."""
+    a = np.random.default_rng(4).normal(size=(20, 3)) * scale
+    b = np.random.default_rng(5).normal(size=(20, 3))
+    message = (f"the points lie up to .* apart, beyond .*, the most whose squared distances "
+               f"{dtype} arithmetic holds \\(rescale the points{re.escape(hint)}\\)$")
+    with pytest.raises(ValueError, match="^points: " + message):
+        knn_balls(a, 2, dtype=dtype)
+    with pytest.raises(ValueError, match="^points_a: " + message):
+        mutual_balls(a, b, 2, dtype=dtype)
+    with pytest.raises(ValueError, match="^balls.points and queries: " + message):
+        ball_membership(a, knn_balls(b, 2), dtype=dtype)
 
 
 # --------------------------------------------------------------------------- tile tasks

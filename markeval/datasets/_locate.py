@@ -208,14 +208,10 @@ def download(name: str, root: Path | None = None, *, base_url: str | None = None
     progress = check_bool(progress, "progress")
     source = _source(name)
     if base_url is None and os.environ.get(MIRROR_ENV):
-        mirror = os.environ[MIRROR_ENV]
-        if not mirror.endswith("/"):
-            raise ValueError(f"${MIRROR_ENV} must be a URL ending in '/', got {mirror!r}")
+        mirror = _check_base_url(os.environ[MIRROR_ENV], f"${MIRROR_ENV}")
         base_url = mirror + urllib.parse.urlsplit(source.base_url).path.lstrip("/")
     if base_url is not None:
-        if not isinstance(base_url, str) or not base_url.endswith("/"):
-            raise ValueError(f"base_url must be a URL string ending in '/', got {base_url!r}")
-        source = dataclasses.replace(source, base_url=base_url)
+        source = dataclasses.replace(source, base_url=_check_base_url(base_url, "base_url"))
     folder = (cache_dir() if root is None else Path(root)) / source.name
     missing = _missing(folder, source)
     total = sum(source.checksums[rel][0] for rel in missing)
@@ -224,6 +220,20 @@ def download(name: str, root: Path | None = None, *, base_url: str | None = None
         for rel in missing:
             _fetch_verified(source.url(rel), folder / rel, source.checksums[rel], bar)
     return folder
+
+
+def _check_base_url(value, name: str) -> str:
+    """``value`` if it is a URL urllib can fetch from (http, https, file) ending in ``/``.
+
+    Checked before anything is fetched, so that a mistyped mirror (a bare folder, say) is
+    named in one line rather than by urllib's "unknown url type" from inside the download.
+    """
+    parts = urllib.parse.urlsplit(value) if isinstance(value, str) else None
+    if (parts is None or not value.endswith("/") or parts.scheme not in ("http", "https", "file")
+            or (parts.scheme != "file" and not parts.netloc)):
+        raise ValueError(f"{name} must be an http://, https:// or file:// URL ending in '/', "
+                         f"got {value!r}")
+    return value
 
 
 def _source(name: str) -> Source:

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -103,11 +105,18 @@ class Graded:
 
 
 def _student(path: Path, student_from: str) -> str:
+    """The student's name read from the notebook's path, made absolute (not resolved: a
+    linked folder keeps its name), so that ``bob.ipynb`` given inside ``submitted/bob/a1/``
+    has folders to be named after."""
     if student_from == "file":
         return path.stem
+    parents = Path(os.path.abspath(path)).parents
     if student_from == "folder":
-        return path.parent.name
-    return path.parents[1].name  # submitted/<student>/<assignment>/<notebook>.ipynb
+        return parents[0].name
+    if len(parents) < 3:  # submitted/<student>/<assignment>/<notebook>.ipynb
+        raise ValueError(f"--student-from nbgrader: {path} is not in nbgrader's layout "
+                         f"submitted/<student>/<assignment>/<notebook>.ipynb")
+    return parents[1].name
 
 
 def _notebook_modules():
@@ -214,23 +223,44 @@ def grade_notebooks(submissions, *, timeout: float = 900, kernel_name: str = "py
     from tqdm.auto import tqdm
 
     paths = _notebooks(submissions)
+    for path in paths:  # every name readable before the first notebook runs
+        _student(path, student_from)
     return [grade_notebook(p, timeout=timeout, kernel_name=kernel_name,
                            student_from=student_from)
             for p in tqdm(paths, desc="grading", unit="notebook", disable=not progress)]
 
 
 def write_csv(graded: list[Graded], out) -> Path:
-    """Write the grades CSV (see :data:`COLUMNS`): question rows, then each total row."""
+    """Write the grades CSV (see :data:`COLUMNS`): question rows, then each total row.
+
+    Written to a temporary file and renamed, so an interrupted write leaves any earlier file
+    whole."""
+    from markeval.cache import atomic_write
+
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-        writer.writeheader()
-        for g in graded:
-            for row in g.rows:
-                writer.writerow({**row, "earned": "" if row["earned"] is None else row["earned"]})
-            writer.writerow(g.total_row())
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=COLUMNS)
+    writer.writeheader()
+    for g in graded:
+        for row in g.rows:
+            writer.writerow({**row, "earned": "" if row["earned"] is None else row["earned"]})
+        writer.writerow(g.total_row())
+    atomic_write(out, lambda fh: fh.write(text.getvalue().encode("utf-8")))
     return out
+
+
+def _check_out(out: Path, notebooks: list[Path], *, force: bool) -> None:
+    """Refuse, before any notebook runs, an ``--out`` that grading would lose or destroy."""
+    if out.is_dir():
+        raise ValueError(f"--out {out}: is a folder; name the CSV file to write")
+    if out.resolve() in {path.resolve() for path in notebooks}:
+        raise ValueError(f"--out {out}: is one of the submitted notebooks; name a new CSV file")
+    if out.exists() and not force:
+        raise ValueError(f"--out {out}: exists; pass --force to replace it")
+    folder = next(p for p in (out.parent.resolve(), *out.parent.resolve().parents) if p.exists())
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out}: cannot write into {folder}")
 
 
 def main(argv=None) -> int:
@@ -247,8 +277,10 @@ def main(argv=None) -> int:
     parser.add_argument("--student-from", choices=STUDENT_FROM, default="file",
                         help="name the student after the notebook's file (default), its "
                              "folder, or nbgrader's submitted/<student>/<assignment>/ layout")
+    parser.add_argument("--force", action="store_true", help="replace an existing --out file")
     args = parser.parse_args(argv)
     try:
+        _check_out(args.out, _notebooks(args.submissions), force=args.force)
         graded = grade_notebooks(args.submissions, timeout=args.timeout,
                                  kernel_name=args.kernel, student_from=args.student_from)
     except (FileNotFoundError, ValueError) as err:

@@ -98,9 +98,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from markeval._checks import check_bool, check_embeddings, check_int, check_k, check_same_dim
-from markeval.geometry._kernels import (BACKENDS, TILE_BYTES, Tiling, direct_sq, knn_rows,
-                                        make_ops, membership_counts, point_dtype, read_only,
-                                        tile_shape)
+from markeval.geometry._kernels import (BACKENDS, TILE_BYTES, Tiling, check_distance_range,
+                                        direct_sq, knn_rows, make_ops, membership_counts,
+                                        point_dtype, read_only, tile_shape)
 from markeval.geometry.index import IndexSettings, NeighbourReport, index_pass
 
 __all__ = [
@@ -382,9 +382,11 @@ def knn_balls(points, k: int, *, backend: str = "numpy", device=None, dtype: str
     k = check_k(k, x.shape[0], set_name=name)
     settings = _settings(neighbours, n_jobs)
     ops = _arithmetic(backend, device, dtype, block_size, progress)
+    if settings is None:  # (index_pass checks the points as faiss reads them)
+        check_distance_range([x], [name], dtype)
     if settings is not None:
         knn, _, report = index_pass([x], k, [], settings, ops, knn_sets=(0,),
-                                    block_size=block_size, progress=progress)
+                                    block_size=block_size, progress=progress, names=[name])
         indices, sq = knn[0]
     elif n_jobs != 1:
         from markeval.geometry.tasks import knn_tiles
@@ -445,10 +447,12 @@ def ball_membership(queries, balls: KNNBalls, *, backend: str = "numpy", device=
     check_same_dim(x, balls.points, name, "the balls' points")
     settings = _settings(neighbours, n_jobs)
     ops = _arithmetic(backend, device, dtype, block_size, progress)
+    if settings is None:  # (index_pass checks the points as faiss reads them)
+        check_distance_range([balls.points, x], ["balls.points", name], dtype)
     if settings is not None:
         _, counts, report = index_pass([balls.points, x], balls.k, [(0, 1)], settings, ops,
                                        radii={0: balls.sq_radii}, block_size=block_size,
-                                       progress=progress)
+                                       progress=progress, names=["balls.points", name])
         per_ball, per_point = counts[(0, 1)]
         return Membership(read_only(per_point), read_only(per_ball), report)
     got = _exact_counts(x, balls.points, balls.sq_radii, None, backend, device, dtype,
@@ -490,11 +494,15 @@ def mutual_membership(balls_a: KNNBalls, balls_b: KNNBalls, *, backend: str = "n
     check_same_dim(balls_a.points, balls_b.points, "balls_a", "balls_b")
     settings = _settings(neighbours, n_jobs)
     ops = _arithmetic(backend, device, dtype, block_size, progress)
+    if settings is None:  # (index_pass checks the points as faiss reads them)
+        check_distance_range([balls_a.points, balls_b.points],
+                             ["balls_a.points", "balls_b.points"], dtype)
     if settings is not None:
         _, counts, report = index_pass([balls_a.points, balls_b.points], balls_a.k,
                                        [(1, 0), (0, 1)], settings, ops,
                                        radii={0: balls_a.sq_radii, 1: balls_b.sq_radii},
-                                       block_size=block_size, progress=progress)
+                                       block_size=block_size, progress=progress,
+                                       names=["balls_a.points", "balls_b.points"])
         return _memberships(counts, report)
     got = _exact_counts(balls_a.points, balls_b.points, balls_b.sq_radii, balls_a.sq_radii,
                         backend, device, dtype, block_size, progress, n_jobs)
@@ -556,7 +564,7 @@ def mutual_memberships(balls_a: KNNBalls, balls_b: KNNBalls, ks, *, backend: str
     _, counts, report = index_pass(
         [balls_a.points, balls_b.points], max(order), [(1, 0), (0, 1)], settings, ops,
         radii={0: balls_a.sq_distances[:, columns], 1: balls_b.sq_distances[:, columns]},
-        block_size=block_size, progress=progress)
+        block_size=block_size, progress=progress, names=["balls_a.points", "balls_b.points"])
     by_k = {k: _memberships({pair: (c[0][:, col], c[1][:, col]) for pair, c in counts.items()},
                             report) for col, k in enumerate(order)}
     return {k: by_k[k] for k in ks}
@@ -615,7 +623,8 @@ def mutual_balls(points_a, points_b, k: int, *, backend: str = "numpy", device=N
         balls_b = knn_balls(b, k, name=names[1], **opts)
         return MutualBalls(balls_a, balls_b, *mutual_membership(balls_a, balls_b, **opts))
     knn, counts, report = index_pass([a, b], k, [(1, 0), (0, 1)], settings, ops,
-                                     knn_sets=(0, 1), block_size=block_size, progress=progress)
+                                     knn_sets=(0, 1), block_size=block_size, progress=progress,
+                                     names=names)
     balls_a = KNNBalls(read_only(a), k, read_only(knn[0][0]), read_only(knn[0][1]), report)
     balls_b = KNNBalls(read_only(b), k, read_only(knn[1][0]), read_only(knn[1][1]), report)
     return MutualBalls(balls_a, balls_b, *_memberships(counts, report), report)
@@ -676,7 +685,7 @@ def mutual_balls_at(points_a, points_b, ks, *, backend: str = "numpy", device=No
     order = sorted(set(ks))
     knn, counts, report = index_pass([a, b], top, [(1, 0), (0, 1)], settings, ops,
                                      knn_sets=(0, 1), knn_ranks=order, block_size=block_size,
-                                     progress=progress)
+                                     progress=progress, names=names)
     balls_a = KNNBalls(read_only(a), top, read_only(knn[0][0]), read_only(knn[0][1]), report)
     balls_b = KNNBalls(read_only(b), top, read_only(knn[1][0]), read_only(knn[1][1]), report)
     by_k = {k: _memberships({pair: (c[0][:, col], c[1][:, col]) for pair, c in counts.items()},

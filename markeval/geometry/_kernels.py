@@ -32,6 +32,45 @@ _SAMPLE_COLS = 256
 # The direct recheck gathers (pairs × d) differences at a time, kept under this.
 _RECHECK_BYTES = 16 * 2**20
 _U64 = 2.0**-53
+# check_distance_range reads the points in slices of this many rows (bounded temporaries).
+_SCAN_ROWS = 1 << 14
+
+
+def check_distance_range(sets, names, dtype: str, *, about_origin: bool = False) -> None:
+    """Refuse, naming the sets, points whose squared distances ``dtype`` cannot hold.
+
+    A squared distance between two points of the sets is at most ``B²``, ``B`` the diagonal
+    of their bounding box: ``√(Σ_j range_j²)`` where the tiles centre the points first (an
+    offset costs nothing), ``2 √(Σ_j max|x_j|²)`` where the arithmetic reads the points as
+    given (``about_origin``: faiss). The matmul identity adds terms up to ``4 B²``, so ``2 B``
+    must stay below the square root of the dtype's largest value; beyond it a distance becomes
+    ``inf`` or ``nan`` and every decision made on it is void.
+    """
+    low = high = None
+    for x in sets:
+        for start in range(0, len(x), _SCAN_ROWS):
+            part = np.asarray(x[start:start + _SCAN_ROWS], dtype=np.float64)
+            if about_origin:
+                part = np.abs(part)
+            low = part.min(axis=0) if low is None else np.minimum(low, part.min(axis=0))
+            high = part.max(axis=0) if high is None else np.maximum(high, part.max(axis=0))
+    if high is None:
+        return
+    with np.errstate(over="ignore"):
+        bound = (2 * float(np.sqrt(np.sum(np.square(high)))) if about_origin
+                 else float(np.sqrt(np.sum(np.square(high - low)))))
+    if 2 * bound <= math.sqrt(float(np.finfo(dtype).max)):
+        return
+    limit = math.sqrt(float(np.finfo(dtype).max)) / 2
+    if about_origin:
+        hint = ", or centre them: the neighbour index reads them as given"
+    elif np.dtype(dtype) == np.float32 and 2 * bound <= math.sqrt(float(np.finfo(np.float64).max)):
+        hint = ", or pass dtype='float64'"
+    else:
+        hint = ""
+    raise ValueError(f"{' and '.join(names)}: the points lie up to {bound:.3g} apart, beyond "
+                     f"{limit:.3g}, the most whose squared distances {np.dtype(dtype)} "
+                     f"arithmetic holds (rescale the points{hint})")
 
 
 def read_only(a: np.ndarray) -> np.ndarray:

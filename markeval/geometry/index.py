@@ -68,12 +68,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_int
-from markeval.geometry._kernels import direct_sq, knn_rows, membership_counts
+from markeval._checks import check_int, check_number
+from markeval.geometry._kernels import (check_distance_range, direct_sq, knn_rows,
+                                       membership_counts)
 
 __all__ = ["IndexSettings", "NeighbourReport", "index_pass"]
 
 INSTALL = 'pip install "markeval[index]" (or: pip install faiss-cpu)'
+#: The largest k-means seed faiss accepts (``ClusteringParameters.seed`` is a C ``int``).
+FAISS_MAX_SEED = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,8 @@ class IndexSettings:
     audit : int, default 1000
         Points of each set checked against exact distances (0: no audit).
     seed : int, default 0
-        Seeds the k-means of the index and the audit's sample.
+        Seeds the k-means of the index and the audit's sample (at most
+        :data:`FAISS_MAX_SEED`).
 
     Examples
     --------
@@ -115,8 +119,10 @@ class IndexSettings:
         check_int(self.escalate, "escalate", minimum=1)
         check_int(self.probes, "probes", minimum=1)
         check_int(self.audit, "audit", minimum=0)
-        check_int(self.seed, "seed", minimum=0)
-        if not (isinstance(self.lists_per_sqrt_n, (int, float)) and self.lists_per_sqrt_n > 0):
+        check_int(self.seed, "seed", minimum=0, maximum=FAISS_MAX_SEED,
+                  why=f"seed must be in 0..{FAISS_MAX_SEED} (faiss's k-means seed is a 32-bit "
+                      f"int)")
+        if check_number(self.lists_per_sqrt_n, "lists_per_sqrt_n") <= 0:
             raise ValueError(f"lists_per_sqrt_n must be a positive number, "
                              f"got {self.lists_per_sqrt_n!r}")
 
@@ -450,7 +456,8 @@ def _first_search(settings: IndexSettings, k: int) -> tuple[int, int]:
 
 
 def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_sets=(),
-               knn_ranks=None, radii=None, block_size=None, progress: bool = False):
+               knn_ranks=None, radii=None, block_size=None, progress: bool = False,
+               names=None):
     """Balls and ball counts of several point sets from one index over their union.
 
     Parameters
@@ -478,6 +485,8 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
         candidate lists, one column per radius.
     block_size, progress
         As in :func:`markeval.geometry.knn_balls`.
+    names : sequence of str, optional
+        The sets' argument names, for errors (default ``sets[i]``).
 
     Returns
     -------
@@ -489,6 +498,9 @@ def index_pass(sets, k: int, memberships, settings: IndexSettings, ops, *, knn_s
     """
     from tqdm import tqdm
 
+    # faiss reads the points as given, in float32.
+    check_distance_range(sets, names or [f"sets[{i}]" for i in range(len(sets))], "float32",
+                         about_origin=True)
     sizes = [len(s) for s in sets]
     offsets = np.cumsum([0] + sizes)
     union32 = _float32(sets[0]) if len(sets) == 1 else np.concatenate(sets, dtype=np.float32)

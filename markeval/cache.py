@@ -15,12 +15,14 @@ Everything markeval keeps on disk between runs lives under one root, :func:`cach
 
 Every cache entry is written to a temporary file beside its final name and renamed into place
 (:func:`atomic_write`), so a killed process or two processes filling the same entry at once
-never leave a half-written entry under the final name. An entry that cannot be read anyway (a
-truncated copy, a synced folder, a file copied over another) is reported once with a
-:class:`CacheWarning` naming the file, deleted and recomputed (:func:`read_entry`).
-``markeval cache`` prints the usage per kind and clears a kind. The root may be a folder
-that holds other things too: clearing removes only the files markeval recognises as its own
-(:func:`survey`) and lists the rest.
+never leave a half-written entry under the final name. markeval deletes or replaces only
+what it can prove it wrote, unchanged since (:mod:`markeval._written`: a manifest per folder;
+a data set's pinned hashes; a model's own manifest). An entry that cannot answer is reported
+once with a :class:`CacheWarning` naming the file and recomputed: deleted and written again
+when it is markeval's, left in place (and not cached there) when it changed since
+(:func:`read_entry`). ``markeval cache`` prints the usage per kind and clears a kind. The root
+may be a folder that holds other things too: clearing removes only what markeval can prove is
+its own (:func:`survey`) and lists the rest.
 
 Examples
 --------
@@ -43,11 +45,13 @@ from pathlib import Path
 
 import numpy as np
 
+from markeval import _written as written
 from markeval._checks import check_bool, check_choice
 
 __all__ = ["CACHE_KINDS", "CacheCheck", "CacheClearance", "CacheKind", "CacheSurvey",
-           "CacheWarning", "atomic_write", "cache_root", "cache_usage", "clear_cache",
-           "read_entry", "survey", "verify_cache", "write_entry"]
+           "CacheWarning", "NotOursError", "atomic_write", "cache_root", "cache_usage",
+           "clear_cache", "read_entry", "refuse_foreign", "survey", "verify_cache",
+           "write_entry"]
 
 _PARTIAL = ".part-"  # prefix of a temporary file that has not been renamed into place yet
 # What numpy raises on a truncated or foreign file (it names no file, hence the warning).
@@ -55,7 +59,8 @@ _UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
 
 
 class CacheWarning(UserWarning):
-    """A cache entry was unreadable or did not match what was asked; it was deleted."""
+    """A cache entry was unreadable or did not match what was asked (deleted when markeval
+    wrote it, left in place otherwise)."""
 
 
 def cache_root() -> Path:
@@ -82,19 +87,50 @@ def atomic_write(path: Path, save: Callable) -> None:
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "entry.bin"
     >>> atomic_write(target, lambda fh: fh.write(b"abc"))
-    >>> target.read_bytes(), [p.name for p in target.parent.iterdir()]
-    (b'abc', ['entry.bin'])
+    >>> target.read_bytes(), sorted(p.name for p in target.parent.iterdir())
+    (b'abc', ['.markeval-written', 'entry.bin'])
+
+    The file is recorded as markeval's (:mod:`markeval._written`) once renamed into place. A
+    file under that name that markeval did not write, or that changed since, is not replaced:
+
+    >>> _ = target.write_bytes(b"edited")
+    >>> atomic_write(target, lambda fh: fh.write(b"abc"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    markeval.cache.NotOursError: .../entry.bin: not written by markeval, or changed since; ...
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    refuse_foreign([path])
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{_PARTIAL}{path.name}.")
     try:
+        written.record_partial(Path(tmp))
         with os.fdopen(fd, "wb") as handle:
             save(handle)
+        size, sha = Path(tmp).stat().st_size, written.sha256(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        written.record_removed(Path(tmp))
         raise
+    written.record(path, size=size, sha=sha)
+
+
+class NotOursError(FileExistsError):
+    """markeval would have to delete or overwrite files it cannot prove it wrote."""
+
+
+def refuse_foreign(paths, hint: str | None = None) -> None:
+    """Raise :class:`NotOursError` naming those of ``paths`` that exist and are not
+    markeval's, unchanged since it wrote them (:mod:`markeval._written`); ``hint`` says what
+    to do (default: move them away)."""
+    found = written.foreign(paths)
+    if found:
+        hint = hint or f"move {'it' if len(found) == 1 else 'them'} away"
+        names = ", ".join(str(p) for p in found[:5]) + (f" and {len(found) - 5} more"
+                                                        if len(found) > 5 else "")
+        raise NotOursError(f"{names}: not written by markeval, or changed since; left as "
+                           f"{'it is' if len(found) == 1 else 'they are'} ({hint})")
 
 
 def write_entry(path: Path, key: str, arrays: Mapping[str, np.ndarray]) -> None:
@@ -105,7 +141,10 @@ def write_entry(path: Path, key: str, arrays: Mapping[str, np.ndarray]) -> None:
     """
     if "key" in arrays:
         raise ValueError("'key' is reserved for the entry's key; rename that array")
-    atomic_write(path, lambda fh: np.savez(fh, key=np.array(key), **arrays))
+    try:
+        atomic_write(path, lambda fh: np.savez(fh, key=np.array(key), **arrays))
+    except NotOursError:
+        pass  # a file of the user's holds the name; read_entry said so when it left it there
 
 
 def read_entry(path: Path, key: str, check: Callable[[dict], None] | None = None) -> dict | None:
@@ -113,8 +152,10 @@ def read_entry(path: Path, key: str, check: Callable[[dict], None] | None = None
 
     None when there is no entry. An entry that cannot be read (truncated, not an ``.npz``),
     that was written for another key, or whose arrays ``check`` rejects (by raising
-    ``ValueError`` with the reason) is deleted with one :class:`CacheWarning` naming the file
-    and the reason, and None is returned: the caller recomputes and writes it again.
+    ``ValueError`` with the reason) is reported with one :class:`CacheWarning` naming the file
+    and the reason, and None is returned: the caller recomputes. The entry is deleted (and
+    written again) when markeval wrote it and it is unchanged since; otherwise it is left in
+    place and :func:`write_entry` does not replace it.
 
     Examples
     --------
@@ -158,9 +199,15 @@ def read_entry(path: Path, key: str, check: Callable[[dict], None] | None = None
 
 
 def _discard(path: Path, reason: str) -> None:
+    """Delete an entry that cannot answer (when markeval wrote it) and say so; None."""
+    if not written.is_ours(path):
+        warnings.warn(f"left {path} in place ({reason}; not written by markeval, or changed "
+                      f"since); recomputing without caching there", CacheWarning, stacklevel=3)
+        return None
     warnings.warn(f"deleted the cache entry {path} ({reason}); recomputing it", CacheWarning,
                   stacklevel=3)
     path.unlink(missing_ok=True)
+    written.record_removed(path)
     return None
 
 
@@ -276,8 +323,11 @@ def _walk(folder: Path, kind: str, owned: set[Path], files: dict[str, list[Path]
     """Sort the paths under ``folder`` into ``files``; True when it holds anything of ours."""
     ours = False
     foreign = []
+    records = written.recorded(folder)
     for path in sorted(folder.iterdir()):
-        if path.name.startswith(_PARTIAL) and not path.is_symlink():
+        if path.name == written.MANIFEST:
+            continue  # bookkeeping: clear_cache removes it with the last file it records
+        if path.name.startswith(_PARTIAL) and written.is_our_partial(path, records):
             files["partial"].append(path)
             ours = True
         elif path.is_symlink():
@@ -312,11 +362,13 @@ def cache_usage(root: Path | None = None) -> dict[str, dict[str, int]]:
 
     Examples
     --------
+    An entry markeval wrote counts as its own; a file of the user's, even one named like an
+    entry, does not:
+
     >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
-    >>> (root / "embeddings").mkdir()
-    >>> _ = (root / "embeddings" / f"sentence-{40 * 'a'}.npz").write_bytes(b"12345")
-    >>> _ = (root / "embeddings" / "notes.txt").write_bytes(b"mine")
+    >>> atomic_write(root / "embeddings" / f"sentence-{40 * 'a'}.npz", lambda fh: fh.write(b"12345"))
+    >>> _ = (root / "embeddings" / f"sentence-{40 * 'b'}.npz").write_bytes(b"mine")
     >>> usage = cache_usage(root)
     >>> usage["embeddings"], usage["other"]
     ({'files': 1, 'bytes': 5}, {'files': 1, 'bytes': 4})
@@ -369,14 +421,14 @@ def clear_cache(kind: str = "all", root: Path | None = None, *,
     --------
     >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
-    >>> (root / "tac").mkdir()
-    >>> _ = (root / "tac" / "tac.08.mds.gen.resp-pyr.json").write_text("{}")
+    >>> atomic_write(root / "reproduce" / "ci" / "s-1" / "u.csv", lambda fh: fh.write(b"1"))
+    >>> _ = (root / "reproduce" / "ci" / "s-1" / "notes.csv").write_text("my own")
     >>> _ = (root / "thesis.tex").write_text("my own")
     >>> done = clear_cache("all", root)
-    >>> [p.name for p in done.removed], [p.name for p in done.kept]
-    (['tac.08.mds.gen.resp-pyr.json'], ['thesis.tex'])
-    >>> sorted(p.name for p in root.iterdir())
-    ['thesis.tex']
+    >>> [p.name for p in done.removed], sorted(p.name for p in done.kept)
+    (['u.csv'], ['notes.csv', 'thesis.tex'])
+    >>> sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    ['reproduce/ci/s-1/notes.csv', 'thesis.tex']
     """
     check_choice(kind, "kind", CLEAR_CHOICES)
     dry_run = check_bool(dry_run, "dry_run")
@@ -396,6 +448,9 @@ def clear_cache(kind: str = "all", root: Path | None = None, *,
                 shutil.rmtree(path)
             else:
                 path.unlink(missing_ok=True)
+            written.record_removed(path)
+        for folder in {path.parent for path in targets}:
+            written.drop_if_spent(folder)
         _prune(targets, found.root)
     return CacheClearance(found.root, tuple(targets), sum(found.sizes[p] for p in targets),
                           tuple(kept), dry_run)
@@ -425,9 +480,10 @@ class CacheCheck:
 def verify_cache(root: Path | None = None) -> list[CacheCheck]:
     """Check every kind that can be checked in depth, and heal what can be healed.
 
-    Data sets are hashed against their pinned SHA-256 (a file that differs is deleted and
-    downloaded again on next use); assembled models against the hashes recorded when they
-    were assembled (a damaged model is rebuilt from its installed pieces). Embedding entries
+    Data sets are hashed against their pinned SHA-256 (a file that differs changed since
+    markeval downloaded it: it is reported, and left for its owner to move away); assembled
+    models against the hashes recorded when they were assembled (a damaged model is rebuilt
+    from its installed pieces). Embedding entries
     are checked whenever they are read (:func:`read_entry`). Symbolic links are not followed.
 
     Returns

@@ -12,9 +12,10 @@ import warnings
 import numpy as np
 import pytest
 
-from markeval import cache
-from markeval.cache import (CacheWarning, atomic_write, cache_root, cache_usage, clear_cache,
-                            read_entry, write_entry)
+from conftest import pin_data
+from markeval import _written, cache
+from markeval.cache import (CacheWarning, NotOursError, atomic_write, cache_root, cache_usage,
+                            clear_cache, read_entry, write_entry)
 from markeval.cli import main
 
 KEY = '{"kind": "sentence"} texts:2:abc'
@@ -28,10 +29,23 @@ def entry(tmp_path):
 
 
 def _heals(path, key=KEY, check=None, reason=""):
+    """An entry markeval wrote, unchanged, that cannot answer: deleted, said once."""
     with pytest.warns(CacheWarning, match=rf"deleted the cache entry {path}.*{reason}") as caught:
         assert read_entry(path, key, check) is None
     assert len(caught) == 1  # once, naming the file
     assert not path.exists()
+
+
+def _left(path, key=KEY, reason=""):
+    """A file that changed since markeval wrote it (or that it never wrote): not deleted and
+    not overwritten, said once; the caller computes without caching there."""
+    before = path.read_bytes()
+    with pytest.warns(CacheWarning, match=rf"left {path} in place \({reason}.*; not written by "
+                                          r"markeval, or changed since\)") as caught:
+        assert read_entry(path, key) is None
+        write_entry(path, key, {"vectors": np.zeros((2, 3), np.float32)})
+    assert len(caught) == 1
+    assert path.read_bytes() == before
 
 
 def test_round_trip_and_missing_entry(entry, tmp_path):
@@ -41,38 +55,49 @@ def test_round_trip_and_missing_entry(entry, tmp_path):
         assert read_entry(tmp_path / "absent.npz", KEY) is None
     assert list(arrays) == ["vectors"]
     np.testing.assert_array_equal(arrays["vectors"], np.arange(6).reshape(2, 3))
-    assert [p.name for p in tmp_path.iterdir()] == [entry.name]  # no temporary left
+    # no temporary left; the manifest records the entry
+    assert sorted(p.name for p in tmp_path.iterdir()) == [_written.MANIFEST, entry.name]
+    assert _written.is_ours(entry)
 
 
 @pytest.mark.parametrize("keep", [0, 10, 0.5, -1])
-def test_a_truncated_entry_heals(entry, keep):
+def test_a_truncated_entry_is_left_to_its_owner(entry, keep):
+    """Truncated after markeval wrote it whole (atomic writes never leave one): something
+    else changed it, so it counts as the user's."""
     data = entry.read_bytes()
     entry.write_bytes(data[: int(len(data) * keep) if isinstance(keep, float) else keep])
-    _heals(entry, reason="unreadable")
+    _left(entry, reason="unreadable")
 
 
-def test_a_foreign_file_heals(entry):
+def test_a_foreign_file_under_an_entry_s_name_is_left(entry):
     entry.write_bytes(b"<html>not an array</html>")
-    _heals(entry, reason="unreadable")
+    _left(entry, reason="unreadable")
 
 
-def test_an_old_format_npy_heals(entry):
+def test_an_old_format_npy_is_left(entry):
     with open(entry, "wb") as fh:
         np.save(fh, np.zeros((2, 3), np.float32))
-    _heals(entry, reason="not an .npz entry")
+    _left(entry, reason="not an .npz entry")
 
 
-def test_an_entry_without_key_heals(entry):
+def test_an_entry_without_key_is_left(entry):
     with open(entry, "wb") as fh:
         np.savez(fh, vectors=np.zeros((2, 3), np.float32))
-    _heals(entry, reason="no key stored")
+    _left(entry, reason="no key stored")
 
 
-def test_a_swapped_entry_heals(entry, tmp_path):
+def test_a_swapped_entry_is_left(entry, tmp_path):
     other = tmp_path / "sentence-2.npz"
     write_entry(other, KEY.replace("abc", "xyz"), {"vectors": np.zeros((2, 3), np.float32)})
     shutil.copyfile(other, entry)  # a synced folder or a hand copy put it under the wrong name
-    _heals(entry, reason="written for another key")
+    _left(entry, reason="it was written for another key")
+
+
+def test_an_entry_markeval_wrote_for_another_key_heals(entry):
+    """Unchanged since markeval wrote it, so markeval may replace it."""
+    _heals(entry, key=KEY.replace("abc", "xyz"), reason="written for another key")
+    write_entry(entry, KEY, {"vectors": np.zeros((2, 3), np.float32)})
+    assert _written.is_ours(entry)
 
 
 def test_a_mismatched_entry_heals(entry):
@@ -89,15 +114,30 @@ def test_key_is_reserved(tmp_path):
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path):
     target = tmp_path / "entry.npz"
-    target.write_bytes(b"old")
+    atomic_write(target, lambda fh: fh.write(b"old"))
 
     def fail(handle):
         handle.write(b"half")
         raise KeyboardInterrupt  # a killed kernel, Ctrl-C
     with pytest.raises(KeyboardInterrupt):
         atomic_write(target, fail)
-    assert [p.name for p in tmp_path.iterdir()] == ["entry.npz"]
-    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [_written.MANIFEST, "entry.npz"]
+    assert target.read_bytes() == b"old" and _written.is_ours(target)
+
+
+def test_atomic_write_never_replaces_a_file_markeval_did_not_write(tmp_path):
+    mine, edited = tmp_path / "notes.txt", tmp_path / "entry.bin"
+    mine.write_text("the user's")
+    atomic_write(edited, lambda fh: fh.write(b"markeval's"))
+    edited.write_bytes(b"markeval's, edited by hand")
+    link = tmp_path / "link.bin"
+    link.symlink_to(mine)
+    for path in (mine, edited, link):
+        with pytest.raises(NotOursError, match=rf"{path}: not written by markeval, or changed "
+                                               r"since; left as it is \(move it away\)"):
+            atomic_write(path, lambda fh: fh.write(b"new"))
+    assert mine.read_text() == "the user's"
+    assert edited.read_bytes() == b"markeval's, edited by hand" and link.is_symlink()
 
 
 def _hammer(path: str, key: str, worker: int, rounds: int, queue) -> None:
@@ -130,7 +170,7 @@ def test_two_processes_filling_one_entry_never_corrupt_it(tmp_path):
         w.join(timeout=60)
         assert w.exitcode == 0
     assert reports == [[], []]
-    assert [p.name for p in tmp_path.iterdir()] == ["shared.npz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [_written.MANIFEST, "shared.npz"]
     assert np.unique(read_entry(path, KEY)["vectors"]).size == 1
 
 
@@ -145,14 +185,17 @@ def root(tmp_path, monkeypatch):
     """A cache root with one entry of every kind, and the user's own files beside each."""
     monkeypatch.setenv("MARKEVAL_CACHE", str(tmp_path / "cache"))
     base = cache_root()
-    files = {f"tac/{TAC_FILE}": 10, "wmt17/references/newstest2017-csen-ref.en": 20,  # data
-             f"embeddings/{ENTRY}": 300, f"embeddings/.part-{ENTRY}.abc": 7,
-             "reproduce/ci/stage-0123/unit.csv": 0,
-             "nltk_data/corpora/wordnet/lexnames": 3}
-    for rel, size in files.items():
-        (base / rel).parent.mkdir(parents=True, exist_ok=True)
-        (base / rel).write_bytes(b"x" * size)
-    (base / "reproduce/ci/stage-0123/unit.csv").write_text("# seconds: 1.5\nx\n1\n")
+    # markeval's, written as markeval writes them (atomic_write records each one)
+    files = {f"tac/{TAC_FILE}": b"x" * 10, "wmt17/references/newstest2017-csen-ref.en": b"x" * 20,
+             f"embeddings/{ENTRY}": b"x" * 300, "reproduce/ci/stage-0123/unit.csv":
+             b"# seconds: 1.5\nx\n1\n", "nltk_data/corpora/wordnet/lexnames": b"x" * 3}
+    for rel, data in files.items():
+        atomic_write(base / rel, lambda fh: fh.write(data))
+    pin_data(monkeypatch, base / "tac")  # the downloads are the pinned files
+    pin_data(monkeypatch, base / "wmt17")
+    partial = base / "embeddings" / f".part-{ENTRY}.abc"  # a killed process's temporary
+    _written.record_partial(partial)
+    partial.write_bytes(b"x" * 7)
     model = base / "models" / "all-mpnet-base-v2"
     model.mkdir(parents=True)
     (model / "config.json").write_text("{}")
@@ -175,7 +218,9 @@ USER_FILES = ["embeddings/vectors-i-made.npz", "models/all-mpnet-base-v2/README.
 
 
 def _files(base):
-    return sorted(p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file())
+    """Every file under ``base`` but the manifests (markeval's bookkeeping)."""
+    return sorted(p.relative_to(base).as_posix() for p in base.rglob("*")
+                  if p.is_file() and p.name != _written.MANIFEST)
 
 
 def test_cache_root_follows_the_setting(tmp_path, monkeypatch):
@@ -244,6 +289,57 @@ def test_a_linked_data_folder_is_left_alone(root, tmp_path):
     assert root / "wmt17" in done.kept
     # verify does not follow it either
     assert [(c.kind, c.sound) for c in cache.verify_cache()] == [("models", True)]
+
+
+# The files a user may have under markeval's own names: each must survive every clear.
+IMPOSTORS = {
+    "tac/tac.09.mds.gen.resp-pyr.json": "a data file's name, not the pinned content",
+    "nltk_data/corpora/wordnet/data.noun": "WordNet's name, never written by markeval",
+    f"embeddings/sentence-{40 * 'b'}.npz": "an entry's name",
+    "reproduce/ci/stage-0123/other.csv": "# seconds: 2\nnot a unit markeval wrote\n",
+    "embeddings/.part-x": "a temporary file's prefix",
+}
+
+
+def test_files_under_markeval_s_names_that_it_did_not_write_survive(root, monkeypatch):
+    """By name alone, clear all deleted 6 of 6 such files (issue 59); by the manifest, none."""
+    import dataclasses
+    from types import MappingProxyType
+
+    from markeval.datasets import _sources
+
+    tac = _sources.SOURCES["tac"]  # the second TAC file pinned to content it does not have
+    monkeypatch.setitem(_sources.SOURCES, "tac", dataclasses.replace(tac, checksums=MappingProxyType(
+        {**tac.checksums, "tac.09.mds.gen.resp-pyr.json": (10, 64 * "0")})))
+    for rel, text in IMPOSTORS.items():
+        (root / rel).write_text(text)
+    edited = {f"tac/{TAC_FILE}": "an edited TAC file", "nltk_data/corpora/wordnet/lexnames":
+              "an edited lexnames", "reproduce/ci/stage-0123/unit.csv": "# seconds: 1.5\nmine"}
+    for rel, text in edited.items():  # markeval wrote them; the user changed them since
+        (root / rel).write_text(text)
+    done = clear_cache("all")
+    for rel, text in {**IMPOSTORS, **edited}.items():
+        assert (root / rel).read_text() == text, rel
+        # listed as kept (inside a folder listed once, where the folder holds nothing of ours)
+        assert {root / rel, *(root / rel).parents} & set(done.kept), rel
+    assert not (root / "embeddings" / ENTRY).exists()  # markeval's own went
+    assert not (root / "wmt17/references/newstest2017-csen-ref.en").exists()
+
+
+def test_cache_verify_leaves_a_user_s_link_and_an_edited_data_file(root, tmp_path):
+    """Before, `cache verify` removed a user's link in tac/ (issue 59)."""
+    theirs = tmp_path / "my-tac.json"
+    theirs.write_text("the user's own TAC file")
+    (root / "tac" / TAC_FILE).unlink()
+    (root / "tac" / TAC_FILE).symlink_to(theirs)
+    (root / "wmt17/references/newstest2017-csen-ref.en").write_bytes(b"y" * 20)  # edited
+    checks = cache.verify_cache()
+    assert (root / "tac" / TAC_FILE).is_symlink() and theirs.read_text() == "the user's own TAC file"
+    assert (root / "wmt17/references/newstest2017-csen-ref.en").read_bytes() == b"y" * 20
+    assert {(c.path.name, c.sound) for c in checks if c.kind == "data"} >= {
+        (TAC_FILE, False), ("newstest2017-csen-ref.en", False)}
+    assert main(["cache", "clear", "data"]) == 0
+    assert (root / "tac" / TAC_FILE).is_symlink()
 
 
 def test_an_assembled_model_without_manifest_from_an_earlier_version_is_ours(root):

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from markeval.cache import CacheWarning
+from markeval import _written
 from markeval.datasets import (
     BBC_TOPICS,
     DataIntegrityError,
@@ -54,6 +54,11 @@ REF_LINES = {"cs-en": 3005, "de-en": 3004, "fi-en": 3002, "lv-en": 2001, "ru-en"
 N_SYSTEMS = {"cs-en": 4, "de-en": 11, "fi-en": 6, "lv-en": 9, "ru-en": 9, "tr-en": 10,
              "zh-en": 16}
 BBC_COUNTS = {"business": 510, "entertainment": 386, "politics": 417, "sports": 511, "tech": 401}
+
+
+def _files_in(folder):
+    """The files in ``folder`` but markeval's manifest of what it wrote there."""
+    return sorted(p.name for p in folder.iterdir() if p.name != _written.MANIFEST)
 
 
 @pytest.fixture(autouse=True)
@@ -220,7 +225,7 @@ def test_download_from_a_mirror_argument(isolated, monkeypatch):
     mirror = _write_tac(isolated / "mirror", remote=True)
     monkeypatch.setattr(_locate, "_open", REAL_OPEN)
     folder = download("tac", isolated / "root", base_url=mirror.as_uri() + "/", progress=False)
-    assert sorted(p.name for p in folder.iterdir()) == sorted(_sources.TAC.files)
+    assert _files_in(folder) == sorted(_sources.TAC.files)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -269,8 +274,32 @@ def test_interrupted_download_leaves_no_partial_file(served, monkeypatch):
     monkeypatch.setattr(_locate, "_open", flaky)
     with pytest.raises(DataNotFoundError, match="connection reset"):
         locate("tac")
-    files = sorted(p.name for p in (cache_dir() / "tac").iterdir())
+    files = _files_in(cache_dir() / "tac")
     assert files == [_sources.TAC.files[0]]
+
+
+def test_an_endless_download_stops_at_the_pinned_size(served, monkeypatch):
+    """A hostile or broken server that keeps sending is cut off, not written to the end."""
+    _, fetched = served
+    sent = []
+
+    class Endless:
+        def read(self, n):
+            sent.append(n)
+            return b"x" * n
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+    monkeypatch.setattr(_locate, "_open", lambda url: (fetched.append(url), Endless())[1])
+    size = _sources.SOURCES["tac"].checksums[_sources.TAC.files[0]][0]
+    with pytest.raises(DataIntegrityError, match=rf"larger than the pinned file \({size} "
+                                                 r"bytes\): stopped after \d+ bytes"):
+        locate("tac")
+    assert sum(sent) <= size + _locate._BLOCK
+    assert _files_in(cache_dir() / "tac") == []
 
 
 @pytest.mark.parametrize("damage", ["truncated", "html error page", "changed upstream"])
@@ -287,7 +316,7 @@ def test_a_wrong_download_is_refused_and_not_kept(served, damage):
     assert sha256_file(bad) in message  # the actual hash ...
     assert _sources.SOURCES["tac"].checksums[_sources.TAC.files[1]][1] in message  # ... expected
     # The good file is kept, the wrong one never appears under its name, no temporary is left.
-    assert sorted(p.name for p in (cache_dir() / "tac").iterdir()) == [_sources.TAC.files[0]]
+    assert _files_in(cache_dir() / "tac") == [_sources.TAC.files[0]]
 
 
 def test_a_corrupt_local_copy_is_refused_by_name(isolated, monkeypatch):
@@ -313,24 +342,29 @@ def test_a_corrupt_local_copy_is_refused_by_name(isolated, monkeypatch):
         locate("tac")
 
 
-def test_a_corrupt_file_in_the_download_cache_heals(served):
+@pytest.mark.parametrize("damage", [b"<html>rate limited</html>",
+                                    FAKE_TAC.replace(b"0.5", b"0.6")])  # same size: an edit
+def test_a_changed_file_in_the_download_cache_is_left_to_its_owner(served, damage):
+    """markeval keeps a download only once it matches its pin: a file there that differs
+    changed since (an edit, a damaged disk) and may be someone's work. Before, it was deleted
+    and downloaded again; now it is named, kept, and downloads again once moved away."""
     _, fetched = served
     cache = _write_tac(cache_dir())
-    (cache / _sources.TAC.files[0]).write_bytes(b"<html>rate limited</html>")
-    with pytest.warns(CacheWarning, match=r"deleted .*tac\.08.*from the download cache"):
-        assert locate("tac") == cache
-    assert fetched == [_sources.SOURCES["tac"].url(_sources.TAC.files[0])]
-    assert (cache / _sources.TAC.files[0]).read_bytes() == FAKE_TAC
-
-
-def test_a_corrupt_leftover_of_a_partial_download_heals(served):
-    _, fetched = served
-    cache = _write_tac(cache_dir())
-    (cache / _sources.TAC.files[0]).write_bytes(FAKE_TAC.replace(b"0.5", b"0.6"))
-    (cache / _sources.TAC.files[1]).unlink()
-    with pytest.warns(CacheWarning, match="from the download cache"):
-        assert locate("tac") == cache
-    assert len(fetched) == 2
+    changed = cache / _sources.TAC.files[0]
+    changed.write_bytes(damage)
+    (cache / _sources.TAC.files[1]).unlink()  # a partial download's leftovers are checked too
+    with pytest.raises(DataIntegrityError, match=r"tac\.08.*\(download cache\) is not the "
+                                                 r"pinned file: .*move it away \(or delete "
+                                                 r"it\) and markeval downloads the pinned file "
+                                                 r"again") as info:
+        locate("tac")
+    assert sha256_file(changed) in str(info.value)
+    assert fetched == [] and changed.read_bytes() == damage
+    checks = _locate.verify_cached(cache)
+    assert checks[0][0] == changed and "left in place" in checks[0][1] and not checks[0][2]
+    assert changed.read_bytes() == damage  # verify reports it and leaves it
+    changed.unlink()
+    assert locate("tac") == cache and len(fetched) == 2
     assert all((cache / f).read_bytes() == FAKE_TAC for f in _sources.TAC.files)
 
 

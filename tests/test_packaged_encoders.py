@@ -65,6 +65,7 @@ def fake_pieces(tmp_path, monkeypatch):
     monkeypatch.setattr(packaged, "MPNET_PARTS", tuple(parts))
     monkeypatch.setattr(packaged, "_part_file", lambda dist, name: files[dist])
     monkeypatch.setenv("MARKEVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(packaged, "_hashed", set())  # a fresh process
     return files
 
 
@@ -138,7 +139,7 @@ def test_a_damaged_model_is_rebuilt_on_load_with_a_warning(fake_pieces, damage, 
 def test_a_changed_byte_is_found_by_cache_verify_and_repaired(fake_pieces, capsys):
     target = packaged_model_dir("all-mpnet-base-v2", progress=False)
     weights = target / "1_Pooling" / "config.json"
-    weights.write_text("y" + "x" * 4999)  # same size: every load trusts it
+    weights.write_text("y" + "x" * 4999)  # same size: later loads in this process trust it
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert packaged_model_dir("all-mpnet-base-v2", progress=False) == target
@@ -149,6 +150,17 @@ def test_a_changed_byte_is_found_by_cache_verify_and_repaired(fake_pieces, capsy
     assert weights.read_text() == "x" * 5000
     assert cli_main(["cache", "verify"]) == 0
     assert "every file matches its recorded SHA-256" in capsys.readouterr().out
+
+
+def test_a_changed_byte_is_found_by_the_first_load_of_a_process(fake_pieces, monkeypatch):
+    """Before, only `markeval cache verify` saw a flipped byte: every load compared sizes."""
+    target = packaged_model_dir("all-mpnet-base-v2", progress=False)
+    weights = target / "1_Pooling" / "config.json"
+    weights.write_text("y" + "x" * 4999)
+    monkeypatch.setattr(packaged, "_hashed", set())  # the next process
+    with pytest.warns(CacheWarning, match=r"is damaged \(1_Pooling/config.json is sha256"):
+        assert packaged_model_dir("all-mpnet-base-v2", progress=False) == target
+    assert weights.read_text() == "x" * 5000
 
 
 def test_a_damaged_model_without_its_pieces_names_both_ways_out(fake_pieces, monkeypatch,

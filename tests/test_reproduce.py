@@ -15,12 +15,14 @@ import pandas as pd
 import pytest
 
 import markeval
+from markeval import _written
 
 from markeval.reproduce import cli, results, run
 from markeval.reproduce.cli import main
 from markeval.reproduce.stage import COMPARISON_COLUMNS, Stage, settings_key
 from markeval.reproduce.stages import all_stages, get_stage
 from markeval.reproduce.store import UnitStore
+from markeval.cache import NotOursError
 
 RESULTS = Path(__file__).resolve().parents[1] / "markeval" / "results"
 calls: list[str] = []
@@ -81,6 +83,66 @@ def test_fresh_recomputes_and_settings_key_the_cache(toy):
     assert calls == ["a", "b", "c", "d"]
     calls.clear()
     assert run.run_stage(_toy(), "ci", out, cache_root=cache, fresh=True, progress=False).computed == 4
+
+
+def test_fresh_deletes_only_the_units_markeval_wrote(toy, capsys, monkeypatch):
+    """Before, --fresh deleted every *.csv of the unit folder, a user's notes included."""
+    monkeypatch.setenv("MARKEVAL_CACHE", str(toy / "markeval-cache"))
+    out, cache = toy / "out", toy / "markeval-cache" / "reproduce"  # the command's own store
+    run.run_stage(_toy(), "ci", out, cache_root=cache, progress=False)
+    store = UnitStore(_toy(), "ci", _toy().settings_for("ci"), root=cache)
+    (store.folder / "my-notes.csv").write_text("mine")
+    (store.folder / "a.csv").write_text((store.folder / "a.csv").read_text() + "# edited\n")
+    calls.clear()
+    with pytest.raises(NotOursError, match=r"a.csv: not written by markeval, or changed since; "
+                                           r"left as it is \(move them away to compute their "
+                                           r"units afresh\)"):
+        run.run_stage(_toy(), "ci", out, cache_root=cache, fresh=True, progress=False)
+    assert calls == [] and (store.folder / "b.csv").exists()  # nothing deleted, nothing run
+    (store.folder / "a.csv").unlink()  # the user moves their edited copy away
+    done = run.run_stage(_toy(), "ci", out, cache_root=cache, fresh=True, progress=False)
+    assert done.computed == 4 and done.kept == (store.folder / "my-notes.csv",)
+    assert (store.folder / "my-notes.csv").read_text() == "mine"
+    monkeypatch.setattr(cli, "all_stages", lambda: {"toy": _toy()})
+    assert main(["--stage", "toy", "--profile", "ci", "--fresh"]) == 0
+    assert f"--fresh kept 1 files markeval did not write: {store.folder / 'my-notes.csv'}" in \
+        capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, content", [
+    ("paper_comparison.csv", "my own comparison\n"),
+    ("provenance.json", "not JSON {"),
+    ("timings.csv", "my,timings\n"),
+    ("toy.csv", "a user's table without a profile column\n"),
+])
+def test_out_never_reads_or_replaces_a_file_markeval_did_not_write(toy, capsys, monkeypatch,
+                                                                   name, content):
+    """Before: overwritten, appended to, JSONDecodeError, KeyError: 'profile'. Now: named,
+    before any unit runs; --force replaces it."""
+    monkeypatch.setattr(cli, "all_stages", lambda: {"toy": _toy()})
+    monkeypatch.setenv("MARKEVAL_CACHE", str(toy / "cache"))
+    out = toy / "theirs"
+    out.mkdir()
+    (out / name).write_text(content)
+    argv = ["--stage", "toy", "--profile", "ci", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{out / name}: not written by markeval, or changed since; " \
+        "left as it is (move them away, or pass --force to replace them)" in err, err
+    assert calls == [] and (out / name).read_text() == content
+    assert main([*argv, "--force"]) == 0
+    assert f"--force: removed {out / name}" in capsys.readouterr().out
+    assert calls == ["a", "b", "c", "d"] and (out / name).read_text() != content
+    assert _written.foreign(run.result_paths(out, ["toy"])) == []
+    calls.clear()
+    assert main(argv) == 0 and calls == []  # its own files: reused, replaced, no --force
+
+
+def test_the_committed_results_are_recorded_as_markeval_s():
+    """`make reproduce` writes into markeval/results without --force only while its manifest
+    (committed with the results) matches every file; a hand edit shows here."""
+    assert _written.foreign(run.result_paths(RESULTS)) == []
+    assert all((RESULTS / name).exists() for name in _written.recorded(RESULTS))
 
 
 def test_a_parallel_stage_computes_its_units_in_workers_and_gives_the_serial_rows(toy):
@@ -324,6 +386,55 @@ def test_bad_arguments(capsys, tmp_path):
     assert "tac_rouge" in capsys.readouterr().out
 
 
+def _one_line_error(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("python -m markeval.reproduce: error: ")
+    assert message in err, err
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_an_unwritable_out_is_refused_before_any_unit_runs(capsys, monkeypatch):
+    """/proc is a folder no one may create files in, root included (the tests run as root)."""
+    monkeypatch.setattr(cli, "run_stage", lambda *a, **k: pytest.fail("a unit ran"))
+    _one_line_error(capsys, ["--stage", "tac_rouge", "--profile", "ci", "--out", "/proc"],
+                    "--out /proc: cannot write into the folder (")
+
+
+def test_a_scheduler_address_that_answers_http_is_named_in_one_line(capsys, monkeypatch,
+                                                                     tmp_path):
+    """Before, Dask read "HTTP/1.1 4" as a frame length and asked numpy for 3.07 EiB."""
+    pytest.importorskip("distributed")
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    answered = []
+
+    def answer_http():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n"
+                         b"Connection: keep-alive\r\n\r\n")
+            answered.append(conn)  # kept open, as a keep-alive server does
+    threading.Thread(target=answer_http, daemon=True).start()
+    monkeypatch.setattr(cli, "run_stage", lambda *a, **k: pytest.fail("a unit ran"))
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    try:
+        _one_line_error(capsys, ["--stage", "tac_rouge", "--profile", "ci", "--scheduler",
+                                 address, "--out", str(tmp_path)],
+                        f"--scheduler {address}: what answers there does not speak Dask's "
+                        f"protocol")
+    finally:
+        server.close()
+        for conn in answered:
+            conn.close()
+
+
 def test_ctrl_c_keeps_the_finished_units_and_says_how_to_go_on(toy, monkeypatch, capsys):
     monkeypatch.setattr(cli, "all_stages", lambda: {"toy": _toy()})
     monkeypatch.setenv("MARKEVAL_CACHE", str(toy / "cache"))
@@ -482,7 +593,8 @@ def test_committed_results_follow_from_the_code(name, profile):
 
 
 def test_committed_comparison_follows_from_the_committed_rows(tmp_path):
-    for path in RESULTS.glob("*.csv"):
+    """Rebuilt in a copy of the results folder, whose manifest proves them markeval's."""
+    for path in [*RESULTS.glob("*.csv"), RESULTS / _written.MANIFEST]:
         (tmp_path / path.name).write_bytes(path.read_bytes())
     run.write_comparison(tmp_path)
     rebuilt = pd.read_csv(tmp_path / "paper_comparison.csv")

@@ -19,8 +19,9 @@ A candidate folder counts only when every file of the data set's manifest is
 there, so that an interrupted download is completed rather than trusted. The first
 folder found is then checked against the pinned checksums: sizes on every call, SHA-256
 once per process (:func:`verify` checks again on request). A file that is not the pinned
-one is refused by name (:class:`DataIntegrityError`), except in the download cache, where
-it is deleted with a warning and downloaded again.
+one is refused by name (:class:`DataIntegrityError`), in the download cache too: markeval keeps
+a download only once it matches, so a file there that differs changed since (an edit, a damaged
+disk) and is left as it is for its owner to move away (:mod:`markeval._written`).
 """
 
 from __future__ import annotations
@@ -31,11 +32,10 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
-import warnings
 from pathlib import Path
 
 from markeval._checks import check_bool
-from markeval.cache import CacheWarning, atomic_write, cache_root
+from markeval.cache import atomic_write, cache_root
 from markeval.datasets._integrity import DataIntegrityError, file_problem
 from markeval.datasets._sources import SOURCES, Source
 
@@ -43,6 +43,7 @@ _TIMEOUT_S = 60
 #: The environment variable naming a mirror of the sources' host (see the module notes).
 MIRROR_ENV = "MARKEVAL_DATA_MIRROR"
 _BLOCK = 1 << 16
+_MOVE_AWAY = "move it away (or delete it) and markeval downloads the pinned file again"
 _PACKAGE_DIR = Path(__file__).resolve().parent
 # Folders whose every file matched its pinned SHA-256 in this process (sizes are re-checked).
 _hashed: set[Path] = set()
@@ -65,24 +66,28 @@ def cache_dir() -> Path:
 
 
 def cached_files(folder: Path) -> list[Path]:
-    """The files markeval downloads into the cache folder of data set ``folder.name``
-    (what ``markeval cache clear data`` may remove; anything else there is the user's).
+    """The files of data set ``folder.name`` in this cache folder that are the pinned ones
+    (what ``markeval cache clear data`` may remove). markeval downloads nothing else and keeps
+    a download only once it matches, so the pinned size and SHA-256 prove a file is what
+    markeval wrote; anything else there, an edited data file included, is the user's.
 
     Examples
     --------
-    >>> [p.name for p in cached_files(Path("cache") / "tac")]
-    ['tac.08.mds.gen.resp-pyr.json', 'tac.09.mds.gen.resp-pyr.json']
-    >>> cached_files(Path("cache") / "thesis")
-    []
+    >>> cached_files(Path("no-such-cache") / "tac"), cached_files(Path("cache") / "thesis")
+    ([], [])
     """
     source = SOURCES.get(folder.name)
-    return [] if source is None else [folder / rel for rel in source.files]
+    if source is None:
+        return []
+    return [folder / rel for rel in source.files
+            if (folder / rel).is_file() and not (folder / rel).is_symlink()
+            and file_problem(folder / rel, source.checksums[rel], full=True) is None]
 
 
 def verify_cached(folder: Path) -> list[tuple[Path, str, bool]]:
     """Hash the files of data set ``folder.name`` in this cache folder against the pinned
-    ones; delete those that differ (they download again on next use). For ``markeval cache
-    verify``: ``(path, what was found and done, whether it is now sound)``."""
+    ones. For ``markeval cache verify``: ``(path, what was found, whether it is sound)``; a
+    file that differs is not what markeval downloaded and is left as it is."""
     source = SOURCES.get(folder.name)
     if source is None:
         return []
@@ -90,9 +95,8 @@ def verify_cached(folder: Path) -> list[tuple[Path, str, bool]]:
     problems = _problems(folder, source, full=True)
     report = []
     for rel, problem in problems.items():
-        (folder / rel).unlink()
-        report.append((folder / rel, f"not the pinned file ({problem}); deleted, downloaded "
-                                     "again on next use", True))
+        report.append((folder / rel, f"not the pinned file ({problem}); left in place, as "
+                                     f"markeval did not write it so: {_MOVE_AWAY}", False))
     present = len(source.files) - len(_missing(folder, source))
     if present:
         report.append((folder, f"{present} files match their pinned SHA-256", True))
@@ -148,9 +152,13 @@ def _fetch_verified(url: str, target: Path, pinned: tuple[int, str], bar) -> Non
         digest, written = hashlib.sha256(), 0
         with _open(url) as response:
             for block in iter(lambda: response.read(_BLOCK), b""):
+                written += len(block)
+                if written > size:  # a server that sends more never fills the disk
+                    raise DataIntegrityError(
+                        f"the download of {target.name} from {url} is larger than the pinned "
+                        f"file ({size} bytes): stopped after {written} bytes; nothing was kept")
                 handle.write(block)
                 digest.update(block)
-                written += len(block)
                 bar.update(len(block))
         if (written, digest.hexdigest()) != (size, sha):
             raise DataIntegrityError(
@@ -255,25 +263,22 @@ def _problems(folder: Path, source: Source, *, full: bool) -> dict[str, str]:
 
 
 def _check_copy(folder: Path, source: Source, why: str, *, full: bool) -> bool:
-    """True when the files in ``folder`` are the pinned ones; heal the cache, refuse the rest.
-
-    A bad file in the download cache is deleted with a :class:`CacheWarning` (the caller
-    downloads it again); anywhere else it is the user's copy, refused by name.
-    """
+    """True when the files in ``folder`` are the pinned ones; refuse a copy that is not, by
+    name (:class:`DataIntegrityError`), saying what to do for the download cache and for the
+    user's own folders."""
     problems = _problems(folder, source, full=full or folder not in _hashed)
     if not problems:
         _hashed.add(folder)
         return True
     _hashed.discard(folder)
-    if folder == cache_dir() / source.name:
-        for rel, problem in problems.items():
-            warnings.warn(f"deleted {folder / rel} from the download cache ({problem}); "
-                          f"downloading it again from {source.url(rel)}", CacheWarning,
-                          stacklevel=3)
-            (folder / rel).unlink()
-        return False
     rel, problem = next(iter(problems.items()))
     more = f" ({len(problems) - 1} more files differ too)" if len(problems) > 1 else ""
+    if folder == cache_dir() / source.name:
+        # markeval keeps a download only once it matches: this file changed since (an edit,
+        # a damaged disk) and may be someone's work, so it is not deleted or overwritten.
+        raise DataIntegrityError(
+            f"{folder / rel} ({why}) is not the pinned file: {problem}{more}. markeval "
+            f"downloaded the pinned file there and leaves a changed one alone: {_MOVE_AWAY}.")
     raise DataIntegrityError(
         f"{folder / rel} ({why}) is not the pinned file: {problem}{more}. The pinned file is "
         f"{source.url(rel)}; replace the copy with it, or point MARKEVAL_DATA elsewhere.")
@@ -358,8 +363,8 @@ def locate(name: str, *, download_if_missing: bool = True) -> Path:
         attempt = "Download not attempted (download_if_missing=False)."
     else:
         try:
-            # Files kept from an earlier, partial download are checked first (bad ones are
-            # deleted and so downloaded again); new files are checked as they arrive.
+            # Files kept from an earlier, partial download are checked first (a changed one is
+            # refused by name); new files are checked as they arrive.
             _check_copy(cache_dir() / source.name, source, "download cache", full=True)
             folder = download(name)
         except (urllib.error.URLError, OSError) as err:

@@ -24,7 +24,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-from markeval.cache import cache_root
+from markeval import _written as written
+from markeval.cache import atomic_write, cache_root
 from markeval.lexical.wordnet import WordNet, required_files
 
 # The lexicographer file names of WordNet 3.0 (``lexnames``, see lexnames(5WN)). Debian's
@@ -190,9 +191,12 @@ def _copied_files() -> list[str]:
 
 
 def cached_files(folder: Path) -> list[Path]:
-    """The files :func:`setup_nltk_wordnet` wrote under the ``nltk_data`` root ``folder``
-    (for ``markeval cache``)."""
-    return [Path(folder) / "corpora" / "wordnet" / name for name in [*_copied_files(), "lexnames"]]
+    """The files :func:`setup_nltk_wordnet` wrote under the ``nltk_data`` root ``folder``,
+    unchanged since (for ``markeval cache``; :mod:`markeval._written`)."""
+    wordnet = Path(folder) / "corpora" / "wordnet"
+    records = written.recorded(wordnet)
+    return [wordnet / name for name in [*_copied_files(), "lexnames"]
+            if written.is_ours(wordnet / name, records)]
 
 
 def setup_nltk_wordnet(source: str | os.PathLike | None = None,
@@ -233,17 +237,20 @@ def setup_nltk_wordnet(source: str | os.PathLike | None = None,
     root = Path(target) if target is not None else nltk_data_dir()
     folder = root / "corpora" / "wordnet"
     folder.mkdir(parents=True, exist_ok=True)
+    # atomic_write replaces only a file markeval wrote and nobody changed since; a changed
+    # one (an edited data.noun) is refused by name (markeval.cache.NotOursError).
     for name in _copied_files():
         source_file, target_file = src / name, folder / name
         if source_file.is_file() and not (
             target_file.is_file() and target_file.stat().st_size == source_file.stat().st_size
         ):
             # copy, not symlink: NLTK resolves paths and rejects links leaving its data folder
-            shutil.copyfile(source_file, target_file)
+            with open(source_file, "rb") as copied:
+                atomic_write(target_file, lambda fh: shutil.copyfileobj(copied, fh))
     if not (folder / "index.sense").is_file():
-        (folder / "index.sense").write_text("", encoding="utf-8")
+        atomic_write(folder / "index.sense", lambda fh: None)
     lexnames = "".join(f"{i:02d}\t{name}\t{_LEXNAME_CATEGORY[name.split('.')[0]]}\n"
                        for i, name in enumerate(LEXNAMES))
     if not (folder / "lexnames").is_file() or (folder / "lexnames").read_text() != lexnames:
-        (folder / "lexnames").write_text(lexnames, encoding="utf-8")
+        atomic_write(folder / "lexnames", lambda fh: fh.write(lexnames.encode("utf-8")))
     return root

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from markeval import _written as written
 from markeval.encoders._run import read_only
 from markeval.encoders.loading import Encoder
 from markeval.encoders.tokens import TokenEmbeddings
@@ -22,8 +23,11 @@ _ENTRY_NAME = re.compile(r"[a-z]+-[0-9a-f]{40}\.npz")
 
 
 def cached_files(folder: Path) -> list[Path]:
-    """The embedding entries in ``folder``, recognised by their names (for ``markeval cache``)."""
-    return [path for path in Path(folder).iterdir() if _ENTRY_NAME.fullmatch(path.name)]
+    """The embedding entries markeval wrote in ``folder``, unchanged since (for ``markeval
+    cache``; :mod:`markeval._written`)."""
+    records = written.recorded(folder)
+    return [path for path in Path(folder).iterdir()
+            if _ENTRY_NAME.fullmatch(path.name) and written.is_ours(path, records)]
 
 
 def cache_entry(cache_dir, encoder: Encoder, kind: str, options: dict,

@@ -54,8 +54,9 @@ def sentence_embeddings(
     cache_dir : str or os.PathLike, optional
         Directory for an on-disk cache: one ``.npz`` per call, keyed by the model's content
         fingerprint, ``max_length``, ``normalize`` and the SHA-256 of every text in order.
-        An entry that is unreadable or answers another call is deleted with a
-        :class:`markeval.cache.CacheWarning` and recomputed. Default: the encoder's
+        An entry that is unreadable or answers another call is recomputed with a
+        :class:`markeval.cache.CacheWarning` (and deleted only when markeval wrote it and it
+        is unchanged since: :func:`markeval.cache.read_entry`). Default: the encoder's
         ``cache_dir``; None there too neither reads nor writes.
 
     Returns

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from markeval import _written as written
 from markeval.cache import CacheWarning, atomic_write, cache_root
 
 __all__ = ["PACKAGED_MODELS", "PackagedModel", "PackagedModelMissing", "packaged_model_dir",
@@ -137,6 +138,10 @@ def _part_file(distribution: str, file_name: str) -> Path:
                                f"it: {reinstall}")
 
 
+# Assembled directories whose every file matched its SHA-256 in this process.
+_hashed: set[Path] = set()
+
+
 def _read_manifest(target: Path) -> dict[str, tuple[int, str]] | None:
     """``relative path -> (bytes, sha256)`` of an assembled directory; None without one."""
     try:
@@ -170,10 +175,17 @@ def _mpnet_dir(progress: bool = True) -> Path:
 
 
 def _checked_mpnet(target: Path, progress: bool, *, full: bool = False) -> Path:
-    """all-mpnet-base-v2's directory ``target``: checked (sizes; hashes with ``full``),
-    assembled from the pieces when absent, rebuilt from them with a warning when damaged."""
+    """all-mpnet-base-v2's directory ``target``: checked, assembled from the pieces when
+    absent, rebuilt from them with a warning when damaged.
+
+    Every file's SHA-256 is checked on the first use in a process (and with ``full``), sizes
+    only after that: hashing the 438 MB costs about 1.5 s on two cores, beside the seconds the
+    weights take to load, and no damaged weight file is then ever loaded without a word (a
+    flipped byte keeps the size)."""
+    full = full or target not in _hashed
     problem = assembled_problem(target, full=full) if target.exists() else None
     if target.exists() and problem is None:
+        _hashed.add(target)
         return target
     try:
         parts = [(_part_file(dist, name), size, sha) for dist, name, size, sha in MPNET_PARTS]
@@ -188,6 +200,7 @@ def _checked_mpnet(target: Path, progress: bool, *, full: bool = False) -> Path:
         warnings.warn(f"the assembled all-mpnet-base-v2 in {target} is damaged ({problem}); "
                       "rebuilding it from the installed pieces", CacheWarning, stacklevel=3)
     _assemble(parts, target, progress)
+    _hashed.add(target)  # every file was just checked against its piece's manifest
     return target
 
 
@@ -200,6 +213,7 @@ def _assemble(parts: list[tuple[Path, int, str]], target: Path, progress: bool) 
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".part-{target.name}."))
+    written.record_partial(work)  # a killed run's leftover, for `markeval cache clear partial`
     try:
         archive = work / "model.zip"
         _join_checked(parts, archive, progress)
@@ -222,6 +236,8 @@ def _assemble(parts: list[tuple[Path, int, str]], target: Path, progress: bool) 
         atomic_write(target / _COMPLETE, lambda fh: fh.write(text.encode() + b"\n"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        written.record_removed(work)
+        written.drop_if_spent(target.parent)
 
 
 def _unpack(archive: Path, folder: Path) -> dict[str, list]:

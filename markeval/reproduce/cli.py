@@ -18,17 +18,23 @@ import argparse
 import contextlib
 import signal
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
+from markeval import _written as written
 from markeval._cli_registry import CLIError, OneLineParser
+from markeval.cache import NotOursError
 from markeval.profile import PROFILES
 from markeval.reproduce.results import results_dir
-from markeval.reproduce.run import UnitsInterrupted, run_stage, write_comparison
+from markeval.reproduce.run import (UnitsInterrupted, refuse_foreign_results, result_paths,
+                                    run_stage, write_comparison)
 from markeval.reproduce.stages import all_stages
 
 PROG = "python -m markeval.reproduce"
+#: Seconds --scheduler waits for the Dask scheduler to answer.
+SCHEDULER_TIMEOUT_S = 20
 
 
 def _jobs(text: str) -> int:
@@ -56,6 +62,9 @@ def _parser(stages) -> argparse.ArgumentParser:
                              "$MARKEVAL_RESULTS or the package's own results)")
     parser.add_argument("--fresh", action="store_true",
                         help="forget the chosen stages' finished units (after a code change)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace result files in --out that markeval did not write (or "
+                             "that changed since); without it they stop the run, named")
     parser.add_argument("--jobs", type=_jobs, default=None,
                         help="worker processes for the units of a parallel stage "
                              "(default: one per core; 1: all in this process)")
@@ -68,13 +77,35 @@ def _parser(stages) -> argparse.ArgumentParser:
 
 
 def _results_folder(out: Path) -> Path:
+    """``out``, made and proven writable before any unit runs (a file is created there and
+    removed), so that hours of units never end in a folder that cannot take their results."""
     if out.exists() and not out.is_dir():
         raise CLIError(f"--out {out}: is a file, not a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise CLIError(f"--out {out}: cannot create the folder ({err.strerror})") from None
+    try:
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as err:
+        raise CLIError(f"--out {out}: cannot write into the folder ({err.strerror})") from None
     return out
+
+
+def _foreign_results(out: Path, *, force: bool) -> None:
+    """Before any unit runs: stop at result files in ``out`` that markeval did not write, or
+    with ``force`` delete them (the user asked for it) so that the run writes its own."""
+    found = written.foreign(result_paths(out))
+    if found and not force:
+        refuse_foreign_results(out)
+    for path in found:
+        if path.is_dir() and not path.is_symlink():
+            raise CLIError(f"--out {out}: {path.name} is a folder where a result file goes; "
+                           f"move it away (--force replaces files only)")
+        path.unlink()
+        print(f"--force: removed {path} (not written by markeval, or changed since)",
+              flush=True)
 
 
 @contextlib.contextmanager
@@ -89,9 +120,16 @@ def _cluster(address: str | None):
     except ImportError:
         raise CLIError('--scheduler needs Dask: pip install "markeval[cluster]"') from None
     try:
-        client = Client(address, timeout="20s")
-    except (OSError, TimeoutError, ValueError) as err:
-        raise CLIError(f"--scheduler {address}: cannot reach the scheduler ({err})") from None
+        client = Client(address, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+    except MemoryError:
+        # Dask read a reply's first bytes as a frame length: what answered is no Dask scheduler
+        # (an HTTP server's "HTTP/1.1 4" is 3.07 EiB).
+        raise CLIError(f"--scheduler {address}: what answers there does not speak Dask's "
+                       f"protocol (an HTTP server? a Dask scheduler's address is "
+                       f"tcp://HOST:8786, its dashboard's port is another)") from None
+    except Exception as err:  # noqa: BLE001 - any failure to connect ends in one line
+        raise CLIError(f"--scheduler {address}: cannot reach a Dask scheduler within "
+                       f"{SCHEDULER_TIMEOUT_S} s ({type(err).__name__}: {err})") from None
     try:
         with joblib.parallel_config(backend="dask"):
             yield
@@ -142,6 +180,7 @@ def _main(argv) -> int:
                 print(f"{stage.name:28} {stage.title}")
             return 0
         out = _results_folder(results_dir() if args.out is None else args.out)
+        _foreign_results(out, force=args.force)
         chosen = args.stage or list(stages)
         profiles = args.profile or ["ci", "full"]
         start = time.perf_counter()
@@ -154,11 +193,15 @@ def _main(argv) -> int:
                     print(f"{name} ({profile}): {run.computed} units computed, {run.reused} "
                           f"reused, {run.wall_s:.0f} s (units' compute time "
                           f"{run.compute_s:.0f} s)", flush=True)
+                    if run.kept:
+                        print(f"  --fresh kept {len(run.kept)} files markeval did not write: "
+                              f"{', '.join(str(p) for p in run.kept)}", flush=True)
         write_comparison(out)
+        written.compact(out)  # one line per file: the manifest is committed with the results
         print(f"all done in {time.perf_counter() - start:.0f} s; results in {out}")
     except SystemExit as done:  # --help
         return done.code
-    except CLIError as err:
+    except (CLIError, NotOursError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:

@@ -12,7 +12,12 @@ package; :func:`markeval.reproduce.results.results_dir`):
   unit's own commit, machine and finishing time (``unit_provenance``: units computed before
   units recorded it have none); the wall time of the last run; and the compute time of all
   its units (the cold time, even when the units were computed by several interrupted runs);
-* ``timings.csv`` — one line per stage per run: the per-stage time log.
+* ``timings.csv`` — one line per stage per run: the per-stage time log;
+* ``.markeval-written`` — the size and SHA-256 of each file above as markeval wrote it
+  (:mod:`markeval._written`). A run reads and replaces only files that match it: a file of
+  the same name that markeval did not write, or that changed since, stops the run before any
+  unit is computed, named (:func:`refuse_foreign_results`; the command's ``--force`` replaces
+  such files).
 """
 
 from __future__ import annotations
@@ -33,11 +38,12 @@ import pandas as pd
 
 from markeval.reproduce.stage import COMPARISON_COLUMNS, Stage
 from markeval.reproduce.stages import all_stages
-from markeval.cache import atomic_write
+from markeval.cache import atomic_write, refuse_foreign
 from markeval.reproduce.store import FLOAT_FORMAT, UnitStore
 
 __all__ = ["RESULT_FLOAT_FORMAT", "StageRun", "UnitsInterrupted", "commit", "compute_units",
-           "machine", "read_rows", "run_stage", "write_comparison"]
+           "machine", "read_rows", "refuse_foreign_results", "result_paths", "run_stage",
+           "write_comparison"]
 
 #: Committed result files keep 12 significant digits: exact enough to compare, short to diff.
 RESULT_FLOAT_FORMAT = "%.12g"
@@ -61,6 +67,8 @@ class StageRun:
     reused: int
     wall_s: float
     compute_s: float
+    #: Files ``--fresh`` left in the stage's unit folder because markeval did not write them.
+    kept: tuple[Path, ...] = ()
 
 
 def compute_units(stage: Stage, profile: str, units=None, *, store: UnitStore | None = None,
@@ -183,6 +191,24 @@ def _write_csv(table: pd.DataFrame, path: Path) -> None:
     atomic_write(path, lambda fh: fh.write(text.encode()))
 
 
+def result_paths(out: Path, stages=()) -> list[Path]:
+    """Every file a run may read or write in the results folder ``out``: the rows of each
+    stage (of :func:`~markeval.reproduce.stages.all_stages`, and of ``stages``),
+    ``paper_comparison.csv``, ``provenance.json`` and ``timings.csv``."""
+    out = Path(out)
+    names = dict.fromkeys([*all_stages(), *stages])
+    return [*(out / f"{name}.csv" for name in names),
+            *(out / name for name in ("paper_comparison.csv", "provenance.json", "timings.csv"))]
+
+
+def refuse_foreign_results(out: Path, stages=()) -> None:
+    """:class:`~markeval.cache.NotOursError` naming the files of :func:`result_paths` that
+    markeval did not write or that changed since: a run would read them as its own rows and
+    replace them."""
+    refuse_foreign(result_paths(out, stages),
+                   hint="move them away, or pass --force to replace them")
+
+
 def read_rows(out: Path, stage: str) -> pd.DataFrame:
     """The committed rows of one stage (every profile), or an empty table."""
     path = Path(out) / f"{stage}.csv"
@@ -199,10 +225,10 @@ def run_stage(stage: Stage, profile: str, out: Path, *, fresh: bool = False,
     ``n_jobs`` worker processes compute the units of a :attr:`~Stage.parallel` stage.
     """
     out = Path(out)
+    refuse_foreign_results(out, [stage.name])
     settings = stage.settings_for(profile)
     store = UnitStore(stage, profile, settings, root=cache_root)
-    if fresh:
-        store.clear()
+    kept = tuple(store.clear(stage.units(settings))) if fresh else ()
     start = time.perf_counter()
     rows, seconds, computed = compute_units(stage, profile, store=store, progress=progress,
                                             n_jobs=n_jobs)
@@ -210,7 +236,8 @@ def run_stage(stage: Stage, profile: str, out: Path, *, fresh: bool = False,
     old = read_rows(out, stage.name)
     merged = pd.concat([old[old["profile"] != profile], rows], ignore_index=True)
     _write_csv(merged, out / f"{stage.name}.csv")
-    run = StageRun(stage.name, profile, computed, len(seconds) - computed, wall, sum(seconds))
+    run = StageRun(stage.name, profile, computed, len(seconds) - computed, wall, sum(seconds),
+                   kept)
     units = list(stage.units(settings))
     _record(run, settings, out, {unit: store.provenance(unit) for unit in units})
     return run
@@ -235,18 +262,23 @@ def _record(run: StageRun, settings: dict, out: Path, units: dict[str, dict]) ->
         "units_computed_in_last_run": run.computed, "last_run_wall_s": round(run.wall_s, 1),
         "cold_compute_s": round(run.compute_s, 1), **common,
         "unit_provenance": {unit: p for unit, p in units.items() if p}}
-    path.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
+    text = json.dumps(provenance, indent=1, sort_keys=True) + "\n"
+    atomic_write(path, lambda fh: fh.write(text.encode()))
     log = out / "timings.csv"
     line = pd.DataFrame([{"finished": now, "stage": run.stage, "profile": run.profile,
                           "computed": run.computed, "reused": run.reused,
                           "wall_s": round(run.wall_s, 1), "cold_compute_s": round(run.compute_s, 1),
                           "commit": common["commit"], "machine": common["machine"]}])
-    line.to_csv(log, mode="a", header=not log.exists(), index=False)
+    # appended as a whole new file, so that the log stays one markeval wrote (and recorded)
+    text = (log.read_text() if log.exists() else "") + line.to_csv(header=not log.exists(),
+                                                                   index=False)
+    atomic_write(log, lambda fh: fh.write(text.encode()))
 
 
 def write_comparison(out: Path) -> pd.DataFrame:
     """Rebuild ``paper_comparison.csv`` from every stage's committed rows."""
     out = Path(out)
+    refuse_foreign_results(out)
     parts = []
     for stage in all_stages().values():
         rows = read_rows(out, stage.name)

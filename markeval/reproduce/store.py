@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from markeval.cache import atomic_write, cache_root
+from markeval import _written as written
+from markeval.cache import NotOursError, atomic_write, cache_root, refuse_foreign
 from markeval.reproduce.stage import Stage, settings_key
 
 __all__ = ["FLOAT_FORMAT", "UnitStore", "cached_files"]
@@ -29,16 +30,9 @@ _PROVENANCE = re.compile(r"# provenance: (\{.*\})")
 
 
 def cached_files(folder: Path) -> list[Path]:
-    """The unit files under ``folder`` (``<profile>/<stage>-<hash>/<unit>.csv`` opening with
-    the seconds line :meth:`UnitStore.put` writes), for ``markeval cache``."""
-    found = []
-    for path in Path(folder).glob("*/*/*.csv"):
-        if path.is_symlink() or not path.is_file():
-            continue
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            if _SECONDS.match(handle.readline()):
-                found.append(path)
-    return found
+    """The unit files :meth:`UnitStore.put` wrote under ``folder``
+    (``<profile>/<stage>-<hash>/<unit>.csv``), unchanged since, for ``markeval cache``."""
+    return [path for path in Path(folder).glob("*/*/*.csv") if written.is_ours(path)]
 
 
 class UnitStore:
@@ -82,9 +76,9 @@ class UnitStore:
             return None
         text = path.read_text()
         found = _SECONDS.match(text)
-        if not found:  # not written by put(): recompute rather than trust it
-            path.unlink()
-            return None
+        if not found:  # not written by put(), and so not markeval's to replace
+            raise NotOursError(f"{path}: holds unit {unit!r}'s name but is no unit markeval "
+                               f"wrote; left as it is (move it away to compute the unit)")
         body = text[found.end():].lstrip("\n")
         provenance = {}
         line = _PROVENANCE.match(body)
@@ -101,7 +95,23 @@ class UnitStore:
                 + rows.to_csv(index=False, float_format=FLOAT_FORMAT))
         atomic_write(self._path(unit), lambda fh: fh.write(text.encode()))
 
-    def clear(self) -> None:
-        """Forget every unit of this stage and profile (``--fresh``)."""
-        for path in self.folder.glob("*.csv"):
-            path.unlink()
+    def clear(self, units) -> list[Path]:
+        """Forget every unit of this stage and profile (``--fresh``): delete the unit files
+        markeval wrote, unchanged since, and nothing else; return the other files there.
+
+        Raises :class:`~markeval.cache.NotOursError`, before deleting anything, when a file it
+        cannot prove it wrote holds the name of one of ``units`` (it would be read again as
+        that unit's finished rows)."""
+        refuse_foreign([self._path(unit) for unit in units],
+                       hint="move them away to compute their units afresh")
+        records = written.recorded(self.folder)
+        kept = []
+        for path in sorted(self.folder.glob("*")) if self.folder.is_dir() else []:
+            if path.name == written.MANIFEST:
+                continue
+            if path.suffix == ".csv" and written.is_ours(path, records):
+                path.unlink()
+                written.record_removed(path)
+            else:
+                kept.append(path)
+        return kept

@@ -132,11 +132,15 @@ def drop_if_spent(folder: Path) -> None:
 
 
 def compact(folder: Path) -> None:
-    """Rewrite ``folder``'s manifest with one line per file that is still markeval's (for a
-    folder with one writer at a time, such as a results folder, whose manifest is committed)."""
+    """Rewrite ``folder``'s manifest with one line per file that is still markeval's, and per
+    temporary file of its still there (for a folder with one writer at a time, such as a
+    results folder, whose manifest is committed; elsewhere a line appended meanwhile is lost,
+    which costs markeval its claim to that file, never the user's)."""
     folder = Path(folder)
     records = recorded(folder)
-    keep = [records[name] for name in sorted(records) if is_ours(folder / name, records)]
+    keep = [records[name] for name in sorted(records)
+            if is_ours(folder / name, records) or is_our_partial(folder / name, records)
+            and (folder / name).exists()]
     text = "".join(json.dumps(entry, sort_keys=True) + "\n" for entry in keep)
     tmp = folder / f"{MANIFEST}.tmp-{os.getpid()}"
     tmp.write_text(text, encoding="utf-8")

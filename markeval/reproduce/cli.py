@@ -127,6 +127,8 @@ def _cluster(address: str | None):
         raise CLIError(f"--scheduler {address}: what answers there does not speak Dask's "
                        f"protocol (an HTTP server? a Dask scheduler's address is "
                        f"tcp://HOST:8786, its dashboard's port is another)") from None
+    except ValueError as err:  # an address Dask cannot parse (a mistyped scheme)
+        raise CLIError(f"--scheduler {address}: cannot reach the scheduler ({err})") from None
     except Exception as err:  # noqa: BLE001 - any failure to connect ends in one line
         raise CLIError(f"--scheduler {address}: cannot reach a Dask scheduler within "
                        f"{SCHEDULER_TIMEOUT_S} s ({type(err).__name__}: {err})") from None

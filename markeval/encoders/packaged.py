@@ -191,8 +191,8 @@ def _checked_mpnet(target: Path, progress: bool, *, full: bool = False) -> Path:
     absent, rebuilt from them with a warning when damaged.
 
     Every file's SHA-256 is checked on the first use in a process (and with ``full``), sizes
-    only after that: hashing the 438 MB costs about 1.5 s on two cores, beside the seconds the
-    weights take to load, and no damaged weight file is then ever loaded without a word (a
+    only after that: hashing the 438 MB took 1.5 s on an idle core here (3.5-6 s with the test
+    suite running beside it), beside the seconds the weights take to load, and no damaged weight file is then ever loaded without a word (a
     flipped byte keeps the size)."""
     full = full or target not in _hashed
     problem = assembled_problem(target, full=full) if target.exists() else None

@@ -230,15 +230,18 @@ def grade_notebooks(submissions, *, timeout: float = 900, kernel_name: str = "py
             for p in tqdm(paths, desc="grading", unit="notebook", disable=not progress)]
 
 
-def write_csv(graded: list[Graded], out) -> Path:
+def write_csv(graded: list[Graded], out, *, replace: bool = False) -> Path:
     """Write the grades CSV (see :data:`COLUMNS`): question rows, then each total row.
 
     Written to a temporary file and renamed, so an interrupted write leaves any earlier file
-    whole."""
+    whole. A file already at ``out`` that markeval did not write is replaced only with
+    ``replace`` (the command's ``--force``); otherwise :class:`markeval.cache.NotOursError`."""
     from markeval.cache import atomic_write
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if replace and out.is_file():
+        out.unlink()  # the user asked for it; the grades are ready to take its place
     text = io.StringIO(newline="")
     writer = csv.DictWriter(text, fieldnames=COLUMNS)
     writer.writeheader()
@@ -286,7 +289,7 @@ def main(argv=None) -> int:
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    write_csv(graded, args.out)
+    write_csv(graded, args.out, replace=args.force)
     failed = [g for g in graded if g.failure is not None]
     print(f"graded {len(graded) - len(failed)} of {len(graded)} notebooks into {args.out}")
     for g in failed:

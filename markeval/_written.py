@@ -43,6 +43,8 @@ def _append(folder: Path, line: dict) -> None:
 
 
 def sha256(path: Path) -> str:
+    """SHA-256 hex digest of the file at ``path``, read in 1 MiB blocks (the one file hash of
+    the package: :func:`markeval.datasets._integrity.sha256_file` is this)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(_BLOCK), b""):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from markeval import _written as written
+
 CHECKSUMS_FILE = Path(__file__).with_name("checksums.json")
 
 
@@ -29,11 +31,7 @@ def sha256_file(path: Path) -> str:
     >>> sha256_file(path)[:16]
     'ba7816bf8f01cfea'
     """
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return written.sha256(path)
 
 
 def file_problem(path: Path, pinned: tuple[int, str], *, full: bool) -> str | None:

@@ -11,14 +11,15 @@ layers, WMT17 references against one system's outputs: ``benchmarks/neighbour_da
    memory is its own): all four scores with ``neighbours=IndexSettings(probes=P)``, and
    exactly where ``n <= --exact-max``. Prints seconds, the peak resident memory above what
    the process held with its data loaded, that peak per sample (flat when memory is linear in
-   ``n``), and the index path's certified fraction and audit.
+   ``n``), and the index path's report: the share of balls consistent with their
+   candidates, and the audit.
 
 Goals printed at the end: all four scores on 10⁵ × 10⁵ in ≤ 60 s; 10⁶ × 10⁶ runs with
 memory linear in ``n``. Rows go to ``--csv``, replacing its rows of the sizes run (the others
 are kept, so one size can be remeasured alone).
 
     nice -n 10 python benchmarks/mark_evaluate_scale.py [--sizes 10000 30000 100000 300000
-        1000000] [--probes 128] [--exact-max 30000] [--dtype-n 10000] [--k 3]
+        1000000] [--probes 0] [--exact-max 30000] [--dtype-n 10000] [--k 3]
 """
 
 from __future__ import annotations
@@ -87,12 +88,14 @@ def one_size(n: int, k: int, probes: int, exact: bool) -> dict:
     a, b = word_sets(n, progress=False)
     row = dict(n=n, dim=a.shape[1], k=k, probes=probes, data_mib=round((a.nbytes + b.nbytes)
                                                                         / 2**20))
+    settings = IndexSettings(probes=probes or None)
+    row["probes"] = settings.probes_for(a.shape[1])
     with PeakRSS() as mem:
         start = time.perf_counter()
-        r = mark_evaluate(a, b, k, neighbours=IndexSettings(probes=probes), progress=False)
+        r = mark_evaluate(a, b, k, neighbours=settings, progress=False)
         row["index_s"] = round(time.perf_counter() - start, 1)
     row.update(index_peak_mib=round(mem.peak - mem.base), petersen=r.petersen.score,
-               certified_fraction=r.neighbour_report.certified_fraction,
+               consistent_fraction=r.neighbour_report.consistent_fraction,
                fallback=r.neighbour_report.fallback, audited=r.neighbour_report.audited,
                audit_agreed=r.neighbour_report.agreed)
     if exact:
@@ -111,8 +114,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", type=int,
                         default=[10_000, 30_000, 100_000, 300_000, 1_000_000])
-    parser.add_argument("--probes", type=int, default=None,
-                        help="lists probed (default: IndexSettings().probes)")
+    parser.add_argument("--probes", type=int, default=0,
+                        help="lists probed (default 0: geometry.default_probes of the dimension)")
     parser.add_argument("--exact-max", type=int, default=30_000)
     parser.add_argument("--dtype-n", type=int, default=10_000, help="0: skip part 1")
     parser.add_argument("--k", type=int, default=3)
@@ -120,19 +123,15 @@ def main() -> None:
     parser.add_argument("--csv", type=Path,
                         default=PACKAGE_RESULTS / "benchmarks" / "mark_evaluate_scale.csv")
     args = parser.parse_args()
-    if args.probes is None:
-        from markeval.geometry import IndexSettings
-
-        args.probes = IndexSettings().probes
     if args.one:
         print(json.dumps(one_size(args.one, args.k, args.probes, args.one <= args.exact_max)))
         return
 
     if args.dtype_n:
         dtype_check(args.dtype_n, args.k)
-    print(f"\n2. all four scores, index path (probes={args.probes}), exact up to "
-          f"n={args.exact_max}; peak = resident memory above the loaded data")
-    print(f"{'n':>9} {'index s':>8} {'peak MiB':>9} {'B/sample':>9} {'certified':>10} "
+    print(f"\n2. all four scores, index path (probes={args.probes or 'by dimension'}), "
+          f"exact up to n={args.exact_max}; peak = resident memory above the loaded data")
+    print(f"{'n':>9} {'index s':>8} {'peak MiB':>9} {'B/sample':>9} {'consistent':>10} "
           f"{'audit':>11} {'exact s':>8} {'load':>5}")
     rows = []
     for n in args.sizes:
@@ -146,7 +145,7 @@ def main() -> None:
         row["bytes_per_sample"] = round(row["index_peak_mib"] * 2**20 / (2 * n))
         rows.append(row)
         print(f"{n:9d} {row['index_s']:8.1f} {row['index_peak_mib']:9d} "
-              f"{row['bytes_per_sample']:9d} {row['certified_fraction']:10.4f} "
+              f"{row['bytes_per_sample']:9d} {row['consistent_fraction']:10.4f} "
               f"{row['audit_agreed']:5d}/{row['audited']:<5d} "
               f"{row.get('exact_s', float('nan')):8.1f} {row['load']:5.1f}", flush=True)
     by_n = {r["n"]: r for r in rows}

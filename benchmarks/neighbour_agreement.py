@@ -10,7 +10,8 @@ and from the index (``neighbours=IndexSettings(probes=P)``), and prints
   captures), ``recaptured`` (other-set balls holding it), and ``all`` of them at once;
 * the largest difference of the four Mark-Evaluate scores and of improved precision and
   recall (computed from the same balls) from the exact ones;
-* the index path's own account: balls certified, exact fallbacks, its audit;
+* the index path's own account: balls consistent with their candidates, exact fallbacks, its
+  audit, and the audit's estimate of each score's error beside the true error;
 * both wall times.
 
 Data: :func:`neighbour_data.word_sets` (WMT17 references against a system's outputs, word
@@ -19,7 +20,7 @@ samples of the last five layers). The exact results are kept under
 them. Rows go to ``--csv`` (appended), each with the commit and machine that produced it.
 
     nice -n 10 python benchmarks/neighbour_agreement.py [--models minilm mpnet]
-        [--sizes 25000 100000] [--k 3] [--probes 128]
+        [--sizes 25000 100000] [--k 3] [--probes 32 128]   (default: by dimension)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import csv
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +80,14 @@ def scores(x: dict, k: int) -> dict:
             "ipr_recall": float((x["abp"] > 0).mean())}
 
 
+def estimated_errors(me, ipr) -> dict:
+    """What the index path's audit estimates each score's error to be."""
+    out = {name: getattr(me, name).estimated_error
+           for name in ("petersen", "schnabel_quality", "schnabel_diversity", "capture")}
+    out["ipr_precision"], out["ipr_recall"] = ipr.estimated_error
+    return out
+
+
 def agreement(e: dict, i: dict) -> dict:
     """Shares of the 2 n samples whose counts agree (see the module docstring)."""
     parts = {
@@ -94,7 +104,9 @@ def agreement(e: dict, i: dict) -> dict:
 
 def main() -> None:
     from markeval.cache import cache_root
-    from markeval.geometry import IndexSettings, mutual_balls
+    from markeval.distribution.ipr import improved_precision_recall_from_balls
+    from markeval.geometry import IndexAgreementWarning, IndexSettings, mutual_balls
+    from markeval.population.mark_evaluate import mark_evaluate_from_balls
     from markeval.reproduce.run import commit, machine
 
     from markeval.reproduce.results import PACKAGE_RESULTS  # where chapters read them
@@ -103,7 +115,8 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["minilm", "mpnet"])
     parser.add_argument("--sizes", nargs="+", type=int, default=[25_000, 100_000])
     parser.add_argument("--k", type=int, default=3)
-    parser.add_argument("--probes", nargs="+", type=int, default=[IndexSettings().probes])
+    parser.add_argument("--probes", nargs="+", type=int, default=[None],
+                        help="lists probed (default: geometry.default_probes of the dimension)")
     parser.add_argument("--csv", type=Path,
                         default=PACKAGE_RESULTS / "benchmarks" / "neighbour_agreement.csv")
     args = parser.parse_args()
@@ -119,10 +132,16 @@ def main() -> None:
                 a, b, args.k, cache_root() / "benchmarks" / f"exact-{model}-{n}-k{args.k}.npz")
             want = scores(exact, args.k)
             for probes in args.probes:
+                settings = IndexSettings(probes=probes)
+                probes = settings.probes_for(a.shape[1])
                 start = time.perf_counter()
-                g = mutual_balls(a, b, args.k, neighbours=IndexSettings(probes=probes),
-                                 progress=True)
-                index_s = time.perf_counter() - start
+                with warnings.catch_warnings(record=True) as gate:  # its verdict is a column
+                    warnings.simplefilter("always", IndexAgreementWarning)
+                    g = mutual_balls(a, b, args.k, neighbours=settings, progress=True)
+                    index_s = time.perf_counter() - start
+                me = mark_evaluate_from_balls(g.balls_a, g.balls_b,
+                                              membership=(g.a_in_b, g.b_in_a))
+                ipr = improved_precision_recall_from_balls(g)
                 got = _arrays(g)
                 agree = agreement(exact, got)
                 have = scores(got, args.k)
@@ -134,8 +153,12 @@ def main() -> None:
                            max_me_diff=max(diff[s] for s in ("petersen", "schnabel_quality",
                                                              "schnabel_diversity", "capture")),
                            max_ipr_diff=max(diff["ipr_precision"], diff["ipr_recall"]),
-                           certified_fraction=round(r.certified_fraction, 6),
+                           consistent_fraction=round(r.consistent_fraction, 6),
                            fallback=r.fallback, audited=r.audited, audit_agreed=r.agreed,
+                           below_gate=r.below_gate, warned=bool(gate),
+                           **{f"error_{key}": have[key] - want[key] for key in want},
+                           **{f"estimated_error_{key}": v
+                              for key, v in estimated_errors(me, ipr).items()},
                            **{f"exact_{key}": v for key, v in want.items()},
                            **{f"index_{key}": v for key, v in have.items()},
                            load=round(os.getloadavg()[0], 1), commit=code, machine=machine())
@@ -151,9 +174,18 @@ def main() -> None:
                 print(f"  goal (>= 99.9 % of samples agree, every score within 1e-3): "
                       f"{'met' if goal else 'NOT met'}", flush=True)
     args.csv.parent.mkdir(parents=True, exist_ok=True)
+    fields = list(rows[0])
     new = not args.csv.exists()
+    if not new:
+        with open(args.csv, newline="") as fh:
+            header = next(csv.reader(fh), [])
+        if header != fields:  # rows appended under another header would be read wrongly
+            keep = args.csv.with_name(f"{args.csv.stem}-{code[:10]}.csv")
+            print(f"\n{args.csv} has other columns (written by older code); these rows go "
+                  f"to {keep}: rerun every row there, then move it in place")
+            args.csv, new = keep, not keep.exists()
     with open(args.csv, "a", newline="") as fh:  # appended: one run per model or size is fine
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(fh, fieldnames=fields)
         if new:
             writer.writeheader()
         writer.writerows(rows)

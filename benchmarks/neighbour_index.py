@@ -12,7 +12,8 @@ cross candidates whose farthest must lie beyond a ball's radius). It prints
   against exact float64 distances (self excluded);
 * ``kth exact`` — share of those queries whose ``k``-th nearest distance (the ball's radius,
   ``k = --k``) is the exact one;
-* ``list exact`` — share whose whole list is the true ``L`` nearest: what certifies a ball.
+* ``list exact`` — share whose whole list is the true ``L`` nearest: what makes a ball that
+  is consistent with its candidates exact.
 
 Data: ``word`` is Mark-Evaluate's word-level samples (all-MiniLM-L6-v2, last five layers) of
 WMT17 references, ``sentence`` MiniLM sentence embeddings of BBC News sentences (see

@@ -1,7 +1,7 @@
 """The index path of markeval.geometry, the tile tasks, and both on a local Dask cluster.
 
 The index path is checked three ways: where its condition holds (an index that scans every
-list) it must equal the exact path bit for bit; where no list can certify a ball every ball
+list) it must equal the exact path bit for bit; where no list can settle a ball every ball
 falls back to exact distances and it must again equal the exact path; and on real word-level
 embeddings (BBC News, the packaged MiniLM) it must agree with the exact path on at least
 99.9 % of the samples' counts, with all four Mark-Evaluate scores and improved precision and
@@ -11,12 +11,15 @@ recall within 1e-3 (the small version of ``benchmarks/neighbour_agreement.py``).
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
 
-from markeval.distribution.ipr import improved_precision_recall
-from markeval.geometry import (IndexSettings, NeighbourReport, ball_membership, knn_balls,
+from markeval.distribution.ipr import (improved_precision_recall,
+                                       improved_precision_recall_from_balls)
+from markeval.geometry import (IndexAgreementError, IndexAgreementWarning, IndexSettings,
+                               NeighbourReport, ball_membership, default_probes, knn_balls,
                                mutual_balls, mutual_balls_at, mutual_membership,
                                mutual_memberships)
 from markeval.geometry.tasks import knn_tiles, membership_tiles
@@ -58,17 +61,19 @@ def assert_same_memberships(got, want, ks):
 
 
 def test_an_index_that_scans_everything_equals_the_exact_path():
-    """probes >= lists: every list is the true nearest, so certified means exact."""
+    """probes >= lists: every list is the true nearest, so consistent means exact."""
     a, b = clustered(900, seed=1), clustered(700, seed=2)
     exact = mutual_balls(a, b, 4)
     got = mutual_balls(a, b, 4, neighbours=IndexSettings(probes=10_000, audit=50))
     assert_same(got, exact)
     r = got.report
     assert isinstance(r, NeighbourReport) and r.balls == 1600
-    assert r.certified + r.fallback == r.balls and r.certified_fraction > 0.9
+    assert r.consistent + r.fallback == r.balls and r.consistent_fraction > 0.9
     assert (r.audited, r.agreed) == (100, 100) and r.audit_agreement == 1.0
+    assert not r.below_gate
     assert got.balls_a.report is r and got.a_in_b.report is r
-    assert "balls certified" in str(r)
+    assert "balls consistent with their candidates" in str(r)
+    assert "audit 100/100 agree (100.00%, at or above the 99.5% gate)" in str(r)
 
 
 def test_one_query_probing_every_list():
@@ -131,15 +136,16 @@ def test_a_point_many_others_found_keeps_its_nearest_two_lists_worth(monkeypatch
     assert (got.ids[8:, 3:] == -1).all()  # three at most: their own two and who found them
 
 
-def test_lists_too_short_to_certify_fall_back_to_exact_distances():
+def test_lists_too_short_to_settle_fall_back_to_exact_distances():
     """L = k + 1: a list of a point and k others never runs past the k-th, so every ball is
     decided by exact distances."""
     a, b = clustered(300, seed=3), clustered(250, seed=4)
     got = mutual_balls(a, b, 3, neighbours=IndexSettings(candidates=4, escalate=1, probes=1,
                                                          audit=0))
     assert_same(got, mutual_balls(a, b, 3))
-    assert (got.report.certified, got.report.fallback) == (0, 550)
+    assert (got.report.consistent, got.report.fallback) == (0, 550)
     assert got.report.audited == 0 and np.isnan(got.report.audit_agreement)
+    assert not got.report.below_gate and "no audit (agreement not measured)" in str(got.report)
 
 
 def test_one_set_and_given_balls_through_the_index():
@@ -163,7 +169,7 @@ def test_one_set_and_given_balls_through_the_index():
 
 def test_memberships_at_several_k_from_one_search():
     """At each k the counts of mutual_membership on the balls' prefixes: exactly, through an
-    index that scans every list (lists of 22: every ball certified), and through lists of 6
+    index that scans every list (lists of 22: every ball settled), and through lists of 6
     (most balls fall back to exact distances, at each of their radii); audited at each k."""
     a, b = clustered(600, seed=8), clustered(500, seed=9)
     balls_a, balls_b = knn_balls(a, 5), knn_balls(b, 5)
@@ -190,7 +196,7 @@ def test_memberships_at_several_k_from_one_search():
 
 def test_both_sets_balls_and_memberships_at_several_k_from_one_pass():
     """mutual_balls_at equals knn_balls of each set and mutual_memberships: exactly, through
-    an index that scans every list, and through lists too short to certify (every ball falls
+    an index that scans every list, and through lists too short to settle (every ball falls
     back to exact distances, at each radius); one report for all of it, audited at each k."""
     a, b = clustered(600, seed=10), clustered(500, seed=11)
     ks = [4, 1, 2]
@@ -209,7 +215,7 @@ def test_both_sets_balls_and_memberships_at_several_k_from_one_pass():
         if settings == "exact":
             assert report is None
         else:
-            assert got_a.report is report and report.balls == 1100
+            assert got_a.report == report and report.balls == 1100  # each k: its own sample
             assert (report.audited, report.agreed) == (60, 60)
             assert report.fallback == (1100 if settings is too_short else 0)
     with pytest.raises(ValueError, match=r"ks\[1\] must be a positive int, got 0"):
@@ -241,7 +247,7 @@ def test_tiny_sets_are_exact_through_the_index():
     b = np.array([[0.5], [10.0], [11.0]])
     got = mutual_balls(a, b, 1, neighbours="index")
     assert_same(got, mutual_balls(a, b, 1))
-    assert got.report.certified_fraction == 1.0  # every list holds every point
+    assert got.report.consistent_fraction == 1.0  # every list holds every point
 
 
 @pytest.fixture(scope="module")
@@ -296,6 +302,102 @@ def test_results_carry_the_report_and_say_so_in_the_signature():
     assert "|neighbours:faiss-ivf(" in ipr.signature and ipr.neighbour_report.balls == 800
 
 
+ME_PARTS = ("petersen", "schnabel_quality", "schnabel_diversity", "capture")
+
+
+def one_population(n, seed, d=16):
+    """A sample of one clustered distribution (its centres fixed): two such samples overlap,
+    so each set's balls hold many of the other's points and a missed point changes scores."""
+    centres = np.random.default_rng(99).normal(size=(8, d)) * 3
+    rng = np.random.default_rng(seed)
+    return (centres[rng.integers(0, 8, n)] + rng.normal(size=(n, d))).astype(np.float32)
+
+
+def test_a_starved_index_cannot_give_a_clean_report():
+    """One probed list of 70: every candidate list still runs past its radius (every ball
+    looks settled), but most lists missed points. The audit sees it: the pass warns, raises
+    under strict=True, and the report says it is below its gate."""
+    a, b = one_population(3000, seed=1), one_population(2500, seed=2)
+    with pytest.warns(IndexAgreementWarning, match=r"audit agreed with exact distances on \d+ "
+                                                   r"of 2000 points .* below min_agreement=0.995"):
+        got = mutual_balls(a, b, 3, neighbours=IndexSettings(probes=1))
+    r = got.report
+    assert r.consistent == r.balls == 5500
+    assert r.below_gate and r.audit_agreement < 0.5
+    assert "5500/5500 balls consistent with their candidates" in str(r)
+    assert "BELOW the 99.5% gate" in str(r)
+    with pytest.raises(IndexAgreementError, match="below min_agreement=0.995"):
+        mutual_balls(a, b, 3, neighbours=IndexSettings(probes=1, strict=True))
+    with warnings.catch_warnings():  # the gate is the caller's to set
+        warnings.simplefilter("error")
+        mutual_balls(a, b, 3, neighbours=IndexSettings(probes=1, min_agreement=0.0))
+
+
+def test_a_full_audit_estimates_each_score_error_exactly():
+    """With every point audited the difference estimator is the error itself: for the four
+    ME scores and IPR's two, through a starved index; 0 through an index that scans every
+    list; None on the exact path."""
+    a, b = one_population(700, seed=3), one_population(600, seed=4)
+    exact_me = mark_evaluate(a, b, 3, progress=False)
+    exact_ipr = improved_precision_recall(a, b, 3, progress=False)
+    starved = IndexSettings(probes=1, audit=700, min_agreement=0.0)
+    me = mark_evaluate(a, b, 3, progress=False, neighbours=starved)
+    ipr = improved_precision_recall(a, b, 3, progress=False, neighbours=starved)
+    errors = [getattr(me, p).score - getattr(exact_me, p).score for p in ME_PARTS]
+    ipr_errors = [ipr.precision - exact_ipr.precision, ipr.recall - exact_ipr.recall]
+    assert me.neighbour_report.audit_agreement < 0.5  # the gate set aside: min_agreement=0
+    assert sum(e != 0 for e in errors) >= 3 and all(e != 0 for e in ipr_errors)
+    for part, error in zip(ME_PARTS, errors):
+        assert getattr(me, part).estimated_error == pytest.approx(error, abs=1e-12), part
+    assert ipr.estimated_error == pytest.approx(ipr_errors, abs=1e-12)
+    scanned = IndexSettings(probes=10_000, audit=50)
+    me = mark_evaluate(a, b, 3, progress=False, neighbours=scanned)
+    assert [getattr(me, p).estimated_error for p in ME_PARTS] == [0.0] * 4
+    assert improved_precision_recall(a, b, 3, progress=False,
+                                     neighbours=scanned).estimated_error == (0.0, 0.0)
+    assert all(getattr(exact_me, p).estimated_error is None for p in ME_PARTS)
+    assert exact_ipr.estimated_error is None
+    no_audit = mark_evaluate(a, b, 3, progress=False,
+                             neighbours=IndexSettings(probes=1, audit=0))
+    assert no_audit.petersen.estimated_error is None
+
+
+def test_each_k_of_one_pass_gets_its_own_audit():
+    """mutual_balls_at audits every k at once; the memberships of each k carry that k's
+    sample, so that the scores at each k estimate their own errors (exactly, all audited)."""
+    a, b = one_population(500, seed=5), one_population(450, seed=6)
+    ks = [1, 3]
+    starved = IndexSettings(probes=1, audit=500, min_agreement=0.0)
+    balls_a, balls_b, got = mutual_balls_at(a, b, ks, neighbours=starved)
+    for k in ks:
+        me = mark_evaluate_from_balls(balls_a.prefix(k), balls_b.prefix(k), membership=got[k])
+        exact = mark_evaluate(a, b, k, progress=False)
+        for part in ME_PARTS:
+            error = getattr(me, part).score - getattr(exact, part).score
+            assert getattr(me, part).estimated_error == pytest.approx(error, abs=1e-12), (k, part)
+
+
+def test_improved_precision_recall_from_drawn_balls():
+    a, b = one_population(300, seed=7), one_population(250, seed=8)
+    g = mutual_balls(a, b, 3, neighbours="index")
+    got = improved_precision_recall_from_balls(g)
+    want = improved_precision_recall(a, b, 3, progress=False, neighbours="index")
+    assert (got.precision, got.recall, got.signature) == (want.precision, want.recall,
+                                                           want.signature)
+
+
+def test_default_probes_grow_with_the_dimension():
+    """32 lists up to 384 dimensions, 128 at 768 (measured); the report names the number."""
+    assert [default_probes(d) for d in (1, 384, 385, 768, 1536)] == [32, 32, 128, 128, 512]
+    rng = np.random.default_rng(0)
+    for dim, probes in ((384, 32), (768, 128)):
+        x = rng.normal(size=(100, dim)).astype(np.float32)
+        got = knn_balls(x, 2, neighbours=IndexSettings(audit=0))
+        assert f"probes={probes}," in got.report.method
+    with pytest.raises(ValueError, match="dim must be a positive int, got 0"):
+        default_probes(0)
+
+
 def test_float32_points_stay_float32_and_decide_as_float64():
     a = clustered(200, seed=9)
     balls32 = knn_balls(a, 2)
@@ -340,6 +442,10 @@ def test_neighbours_bad_input(monkeypatch):
     ("escalate", True, TypeError, "escalate must be an int, got bool: True"),
     ("audit", -1, ValueError, "audit must be a non-negative int, got -1"),
     ("candidates", 2.5, TypeError, "candidates must be an int, got float: 2.5"),
+    ("probes", 0, ValueError, "probes must be a positive int, got 0"),
+    ("min_agreement", 1.5, ValueError, "min_agreement must be in [0, 1], got 1.5"),
+    ("min_agreement", "0.9", TypeError, "min_agreement must be a number in [0, 1], got '0.9'"),
+    ("strict", 1, TypeError, "strict must be True or False, got int: 1"),
 ])
 def test_index_settings_refuse_each_field_by_name(field, value, error, message):
     with pytest.raises(error, match=re.escape(message)):

@@ -223,7 +223,7 @@ def test_word_set_metrics_equal_the_library_metrics_at_every_k():
 
 
 def test_word_set_metrics_through_a_neighbour_index():
-    """An index that probes every list certifies exact balls: the same scores as exact. One
+    """An index that probes every list settles exact balls: the same scores as exact. One
     that probes one of many lists misses neighbours: other scores (so it is used)."""
     pytest.importorskip("faiss")
     from markeval.geometry import IndexSettings

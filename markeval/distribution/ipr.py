@@ -12,8 +12,8 @@ The paper uses ``k = 3``. All ball tests are exact and run in tiles through
 :mod:`markeval.geometry` (three passes: each set against itself for the radii, then one shared
 pass over the cross distances for both directions); ``neighbours="index"`` takes them from a
 neighbour index instead (:mod:`markeval.geometry.index`), and the result's
-``neighbour_report`` says how many balls were certified and what an audit against exact
-distances found. The realism scores are always computed from all distances.
+``neighbour_report`` says how the balls were decided and what an audit against exact distances
+found, and ``estimated_error`` what that audit implies for the two scores. The realism scores are always computed from all distances.
 
 The *realism score* of a candidate ``x`` (the paper's Sec. 5) is
 ``max_j r_j / ‖x − r_j‖`` over reference points ``r_j`` with ball radius ``r_j``: above 1
@@ -33,10 +33,12 @@ import numpy as np
 
 from markeval._checks import check_bool, check_embeddings, check_same_dim
 from markeval._signature import make_signature
-from markeval.geometry import NeighbourReport, knn_balls, mutual_balls, sq_distance_blocks
+from markeval.geometry import (MutualBalls, NeighbourReport, knn_balls, mutual_balls,
+                               sq_distance_blocks)
 from markeval._result import alias
 
-__all__ = ["IPRResult", "improved_precision_recall", "realism_scores"]
+__all__ = ["IPRResult", "improved_precision_recall",
+           "improved_precision_recall_from_balls", "realism_scores"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,11 @@ class IPRResult:
     signature : str
     neighbour_report : NeighbourReport or None
         How ``neighbours="index"`` decided the balls (None: the exact path).
+    estimated_error : (float, float) or None
+        The audit's estimate of ``(precision, recall)`` minus the exact path's: the mean, over
+        the audited points of each set, of the index path's "inside some ball" minus the
+        exact one's (the difference estimator of the share's error). None on the exact path
+        or without an audit.
     score : float
         :attr:`precision`, the result protocol's headline. One number has to be chosen, and
         precision is the quality half (are the candidates realistic?), the one the paper's
@@ -76,6 +83,7 @@ class IPRResult:
     realism: tuple[float, ...] | None
     signature: str
     neighbour_report: NeighbourReport | None = None
+    estimated_error: tuple[float, float] | None = None
 
     score = alias("precision")
 
@@ -183,15 +191,57 @@ def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool
     if realism:
         scores = tuple(float(v) for v in _realism(g.balls_a, g.balls_b.points,
                                                   dict(geometry, dtype=dtype or "float64")))
-    report = g.report
+    return improved_precision_recall_from_balls(g, realism=scores)
+
+
+def improved_precision_recall_from_balls(balls: MutualBalls, *,
+                                         realism: tuple[float, ...] | None = None) -> IPRResult:
+    """Improved precision and recall from both sets' balls and memberships drawn beforehand.
+
+    The array core of :func:`improved_precision_recall`, for code that already holds
+    ``mutual_balls(reference, candidate, k)`` (Mark-Evaluate's geometry is the same).
+
+    Parameters
+    ----------
+    balls : geometry.MutualBalls
+        ``mutual_balls(reference, candidate, k)``: set ``a`` the reference, ``b`` the
+        candidate.
+    realism : tuple of float, optional
+        Realism scores to carry (see :func:`realism_scores`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from markeval.geometry import mutual_balls
+    >>> g = mutual_balls([[0.0], [1.0], [2.0], [3.0], [4.0]], [[0.5], [1.5], [9.0], [9.5]], 1)
+    >>> r = improved_precision_recall_from_balls(g)
+    >>> r.precision, r.recall
+    (0.5, 0.6)
+    """
+    g, report = balls, balls.report
     return IPRResult(
         precision=float(g.b_in_a.inside_any.mean()),
         recall=float(g.a_in_b.inside_any.mean()),
         k=g.balls_a.k,
         n_reference=len(g.balls_a),
         n_candidate=len(g.balls_b),
-        realism=scores,
+        realism=realism,
         signature=make_signature("ipr", k=g.balls_a.k,
                                  neighbours=None if report is None else report.method),
         neighbour_report=report,
+        estimated_error=_estimated_error(g),
     )
+
+
+def _estimated_error(g) -> tuple[float, float] | None:
+    """``(precision, recall)`` errors from the audit (sets 0: reference, 1: candidate)."""
+    sample = None if g.report is None else g.report.sample
+    if sample is None or not {(0, 1), (1, 0)} <= sample.per_point.keys():
+        return None
+
+    def share_error(queries_in_balls, pair, queries: int) -> float:
+        rows = sample.rows[queries]
+        exact = sample.per_point[pair][:, 0] > 0
+        return float(queries_in_balls.inside_any[rows].mean() - exact.mean())
+
+    return (share_error(g.b_in_a, (0, 1), 1), share_error(g.a_in_b, (1, 0), 0))

@@ -63,9 +63,9 @@ The exact path computes every distance: time grows with the square of the number
 cores). ``neighbours="index"`` (or an :class:`~markeval.geometry.index.IndexSettings`) asks a
 neighbour index (faiss-cpu's inverted file) for a short candidate list per point instead and
 decides from it with the same exact distances; a ball whose list does not reach past its
-radius is searched again, then decided by exact distances. What the index can miss, what is
-certified, and the audit that measures the rest are set out in
-:mod:`markeval.geometry.index`; the results then carry a
+radius is searched again, then decided by exact distances. What the index can miss, what its
+candidates settle, and the audit that measures the rest (and warns below its gate) are set out
+in :mod:`markeval.geometry.index`; the results then carry a
 :class:`~markeval.geometry.index.NeighbourReport` (``report``). Exact stays the default.
 
 Backends and tasks
@@ -101,11 +101,15 @@ from markeval._checks import check_bool, check_embeddings, check_int, check_k, c
 from markeval.geometry._kernels import (BACKENDS, TILE_BYTES, Tiling, check_distance_range,
                                         direct_sq, knn_rows, make_ops, membership_counts,
                                         point_dtype, read_only, tile_shape)
-from markeval.geometry.index import IndexSettings, NeighbourReport, index_pass
+from markeval.geometry.index import (AuditSample, IndexAgreementError, IndexAgreementWarning,
+                                     IndexSettings, NeighbourReport, default_probes, index_pass)
 
 __all__ = [
     "BACKENDS",
     "NEIGHBOURS",
+    "AuditSample",
+    "IndexAgreementError",
+    "IndexAgreementWarning",
     "IndexSettings",
     "KNNBalls",
     "Membership",
@@ -113,6 +117,7 @@ __all__ = [
     "NeighbourReport",
     "ball_membership",
     "check_neighbours",
+    "default_probes",
     "knn_balls",
     "mutual_balls",
     "mutual_balls_at",
@@ -256,8 +261,8 @@ def check_neighbours(neighbours) -> IndexSettings | None:
 
     Examples
     --------
-    >>> check_neighbours("exact") is None, check_neighbours("index").probes
-    (True, 32)
+    >>> check_neighbours("exact") is None, check_neighbours("index").probes_for(768)
+    (True, 128)
     """
     if isinstance(neighbours, IndexSettings):
         return neighbours
@@ -361,7 +366,8 @@ def knn_balls(points, k: int, *, backend: str = "numpy", device=None, dtype: str
         What to call ``points`` in error messages.
     neighbours : {"exact", "index"} or IndexSettings, default "exact"
         ``"index"``: from a neighbour index's candidates (see
-        :mod:`markeval.geometry.index`); the result's ``report`` says what was certified.
+        :mod:`markeval.geometry.index`); the result's ``report`` says how the balls were
+        decided and what the audit found.
     n_jobs : int or None, default 1
         1: in this process. Otherwise the tiles run as tasks through joblib (None: all cores,
         or all workers of a Dask cluster; see :mod:`markeval.geometry.tasks`); same result.
@@ -519,7 +525,8 @@ def mutual_memberships(balls_a: KNNBalls, balls_b: KNNBalls, ks, *, backend: str
 
     Exactly ``{k: mutual_membership(balls_a.prefix(k), balls_b.prefix(k)) for k in ks}``. The
     exact path computes them so; the index path searches once for all of them: a centre's
-    candidate list that runs past its largest radius certifies its balls at every ``k``.
+    candidate list that runs past its largest radius settles its balls at every ``k``; each
+    ``k``'s memberships carry that ``k``'s audit (:meth:`NeighbourReport.at`).
 
     Parameters
     ----------
@@ -566,7 +573,7 @@ def mutual_memberships(balls_a: KNNBalls, balls_b: KNNBalls, ks, *, backend: str
         radii={0: balls_a.sq_distances[:, columns], 1: balls_b.sq_distances[:, columns]},
         block_size=block_size, progress=progress, names=["balls_a.points", "balls_b.points"])
     by_k = {k: _memberships({pair: (c[0][:, col], c[1][:, col]) for pair, c in counts.items()},
-                            report) for col, k in enumerate(order)}
+                            report.at(col, k)) for col, k in enumerate(order)}
     return {k: by_k[k] for k in ks}
 
 
@@ -642,7 +649,7 @@ def mutual_balls_at(points_a, points_b, ks, *, backend: str = "numpy", device=No
     Exactly ``knn_balls`` of each set at ``max(ks)`` followed by :func:`mutual_memberships`.
     With ``neighbours="index"`` all of it comes from one index over the union of the two sets,
     each point searched once, where those three calls build three indexes and search every
-    point twice: a candidate list that runs past a ball's ``max(ks)``-th neighbour certifies
+    point twice: a candidate list that runs past a ball's ``max(ks)``-th neighbour settles
     its ball at every ``k``.
 
     Parameters
@@ -689,7 +696,7 @@ def mutual_balls_at(points_a, points_b, ks, *, backend: str = "numpy", device=No
     balls_a = KNNBalls(read_only(a), top, read_only(knn[0][0]), read_only(knn[0][1]), report)
     balls_b = KNNBalls(read_only(b), top, read_only(knn[1][0]), read_only(knn[1][1]), report)
     by_k = {k: _memberships({pair: (c[0][:, col], c[1][:, col]) for pair, c in counts.items()},
-                            report) for col, k in enumerate(order)}
+                            report.at(col, k)) for col, k in enumerate(order)}
     return balls_a, balls_b, {k: by_k[k] for k in ks}
 
 

@@ -30,10 +30,12 @@ Duplicate points are allowed: a duplicate is a neighbour at distance 0 (see
 
 The ball counts are exact by default, and quadratic in the number of samples (all four scores
 on 10⁴ × 10⁴ samples take seconds, on 10⁵ × 10⁵ minutes). ``neighbours="index"`` takes them
-from a neighbour index instead (:mod:`markeval.geometry.index`: what it can miss, what it
-certifies); every result then carries ``neighbour_report``, with the share of balls certified
-and an audit against exact distances. ``n_jobs`` runs the exact path's tiles as tasks, on a
-Dask cluster inside ``joblib.parallel_config(backend="dask")`` (:mod:`markeval.geometry.tasks`).
+from a neighbour index instead (:mod:`markeval.geometry.index`: what it can miss, what its
+candidates settle); every result then carries ``neighbour_report``, with the share of balls
+settled by their candidates and an audit against exact distances (which warns below its gate),
+and ``estimated_error``, the audit's estimate of the score's error. ``n_jobs`` runs the exact
+path's tiles as tasks, on a Dask cluster inside ``joblib.parallel_config(backend="dask")``
+(:mod:`markeval.geometry.tasks`).
 
 Examples
 --------
@@ -47,7 +49,7 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -81,7 +83,9 @@ class MEPetersenResult:
     """ME_Petersen: ``score``, the estimate ``P̂``, ``P = |S| + |S'|`` and the counts of Eq. 3.
 
     ``item_scores`` is None: the score belongs to the two sets, not to any one sample.
-    ``neighbour_report`` says how ``neighbours="index"`` decided the balls (None: exact).
+    ``neighbour_report`` says how ``neighbours="index"`` decided the balls (None: exact), and
+    ``estimated_error`` is its audit's estimate of ``score`` minus the exact path's score
+    (None on the exact path or without an audit; see :mod:`markeval.population.mark_evaluate`).
     """
 
     higher_is_better: ClassVar[bool] = True
@@ -96,6 +100,7 @@ class MEPetersenResult:
     k: int
     signature: str
     neighbour_report: geometry.NeighbourReport | None = None
+    estimated_error: float | None = None
 
 
 @dataclass(frozen=True)
@@ -105,7 +110,7 @@ class MESchnabelResult:
     ``estimate`` is ``sum_captured * marked_total / sum_recaptured`` (Eq. 4 as printed,
     ``C_T M_T / R_T``) or ``sum_captured_times_marked / sum_recaptured`` (Schnabel's census
     estimator), as ``estimator`` says. ``item_scores`` is None (a set-level score);
-    ``neighbour_report`` as in :class:`MEPetersenResult`.
+    ``neighbour_report`` and ``estimated_error`` as in :class:`MEPetersenResult`.
     """
 
     higher_is_better: ClassVar[bool] = True
@@ -123,14 +128,15 @@ class MESchnabelResult:
     k: int
     signature: str
     neighbour_report: geometry.NeighbourReport | None = None
+    estimated_error: float | None = None
 
 
 @dataclass(frozen=True)
 class MECaptureResult:
     """ME_CAPTURE: the M0 MLE from ``occasions``, ``captures`` (``C_total``), ``distinct``.
 
-    ``item_scores`` is None (a set-level score); ``neighbour_report`` as in
-    :class:`MEPetersenResult`.
+    ``item_scores`` is None (a set-level score); ``neighbour_report`` and ``estimated_error``
+    as in :class:`MEPetersenResult`.
     """
 
     higher_is_better: ClassVar[bool] = True
@@ -147,6 +153,7 @@ class MECaptureResult:
     k: int
     signature: str
     neighbour_report: geometry.NeighbourReport | None = None
+    estimated_error: float | None = None
 
 
 @dataclass(frozen=True)
@@ -194,6 +201,20 @@ def me_score(estimate: float, population: int) -> float:
 
 
 @dataclass(frozen=True)
+class _Audited:
+    """One set's audited rows, as exact distances decided them (see :func:`_estimated_error`).
+
+    ``indices``: their balls' ``k`` nearest; ``members``: the other set's points in their balls;
+    ``marks``: the other set's balls holding them. Each None where the audit did not decide it
+    (balls or counts that came from elsewhere)."""
+
+    rows: np.ndarray
+    indices: np.ndarray | None
+    members: np.ndarray | None
+    marks: np.ndarray | None
+
+
+@dataclass(frozen=True)
 class _Geometry:
     """Balls of both sets and who is inside whose ball: everything the estimators count."""
 
@@ -206,11 +227,39 @@ class _Geometry:
     prime_in_s: geometry.Membership    # queries S', balls of S
     settings: dict                     # how text became samples, for signatures
     report: geometry.NeighbourReport | None = None   # the index path's account (else None)
+    audited: tuple = (None, None)      # the audit of S and of S' (_Audited or None each)
 
     def signature(self, metric: str, **fields) -> str:
         """The signature of ``metric``: its fields, the text settings, the index settings."""
         extra = {} if self.report is None else {"neighbours": self.report.method}
         return make_signature(metric, k=self.k, **fields, **self.settings, **extra)
+
+    def reversed(self) -> _Geometry:
+        """The same geometry with the roles of the two sets swapped (no new distances)."""
+        return _Geometry(self.n_prime, self.n, self.k, self.balls_prime, self.balls,
+                         self.prime_in_s, self.s_in_prime, self.settings, self.report,
+                         self.audited[::-1])
+
+
+def _audits(report, k: int) -> tuple:
+    """``(S's, S''s)`` :class:`_Audited` from a report of a pass whose sets 0 and 1 are S and
+    S' (None each where it holds no single-radius sample of them)."""
+    sample = None if report is None else report.sample
+    if sample is None or any(c.shape[1] != 1 for c in (*sample.per_ball.values(),
+                                                       *sample.per_point.values())):
+        return (None, None)
+
+    def of(own: int, other: int) -> _Audited | None:
+        if own not in sample.rows:
+            return None
+        knn = sample.knn.get(own)
+        members, marks = sample.per_ball.get((own, other)), sample.per_point.get((other, own))
+        return _Audited(sample.rows[own],
+                        knn[0] if knn is not None and knn[0].shape[1] == k else None,
+                        None if members is None else members[:, 0],
+                        None if marks is None else marks[:, 0])
+
+    return of(0, 1), of(1, 0)
 
 
 def _geometry(S, S_prime, k, names, *, model, level, layers, backend, device, progress,
@@ -222,24 +271,82 @@ def _geometry(S, S_prime, k, names, *, model, level, layers, backend, device, pr
                               progress=progress, neighbours=neighbours,
                               n_jobs=n_jobs)
     return _Geometry(len(g.balls_a), len(g.balls_b), g.balls_a.k, g.balls_a, g.balls_b,
-                     g.a_in_b, g.b_in_a, settings, g.report)
+                     g.a_in_b, g.b_in_a, settings, g.report, _audits(g.report, g.balls_a.k))
+
+
+def _put(values: np.ndarray, rows: np.ndarray, new: np.ndarray) -> np.ndarray:
+    out = values.copy()
+    out[rows] = new
+    return out
+
+
+def _patched(g: _Geometry, side: int) -> _Geometry:
+    """``g`` with the audited rows of one set (0: S, 1: S') as exact distances decide them."""
+    a = g.audited[side]
+    own = g.balls if side == 0 else g.balls_prime
+    in_own = g.prime_in_s if side == 0 else g.s_in_prime      # the other set in own balls
+    own_in = g.s_in_prime if side == 0 else g.prime_in_s      # own points in the other's
+    if a.indices is not None:
+        own = replace(own, indices=_put(own.indices, a.rows, a.indices))
+    if a.members is not None:
+        in_own = replace(in_own, points_per_ball=_put(in_own.points_per_ball, a.rows, a.members))
+    if a.marks is not None:
+        own_in = replace(own_in, balls_per_point=_put(own_in.balls_per_point, a.rows, a.marks))
+    if side == 0:
+        return replace(g, balls=own, prime_in_s=in_own, s_in_prime=own_in)
+    return replace(g, balls_prime=own, s_in_prime=in_own, prime_in_s=own_in)
+
+
+def _estimated_error(g: _Geometry, counts, score) -> float | None:
+    """The audit's estimate of a score's error: ``score`` minus the exact path's score.
+
+    Every count an estimator sums runs over the rows of one set (Petersen's marks, Schnabel's
+    censuses, CAPTURE's captures). The audit decided a simple random sample of ``m`` rows of
+    each set again by exact distances. Put into the geometry, they change each count by what
+    those rows got wrong; that change times ``n / m`` is the difference estimator (survey
+    sampling's) of what all ``n`` rows got wrong. The score of the counts so corrected,
+    subtracted from the score, is the estimate; with every row audited it is the error itself.
+    Where a row's error changes other rows' terms (a census's neighbours decide when later
+    censuses find them marked) the estimate is first order.
+    """
+    sides = [side for side, a in enumerate(g.audited) if a is not None]
+    if not sides:
+        return None
+    base = np.asarray(counts(g), dtype=float)
+    corrected = base.copy()
+    for side in sides:
+        expand = (g.n, g.n_prime)[side] / len(g.audited[side].rows)
+        corrected += (np.asarray(counts(_patched(g, side)), dtype=float) - base) * expand
+    return float(score(base) - score(corrected))
+
+
+def _petersen_counts(g: _Geometry) -> tuple[int, int]:
+    """``(Σ f(s', S), Σ f(s, S'))``."""
+    return int(g.prime_in_s.inside_any.sum()), int(g.s_in_prime.inside_any.sum())
+
+
+def _petersen_estimate(n: int, n_prime: int, f_prime: float, f_s: float) -> float:
+    recaptured = f_prime + f_s
+    return math.inf if recaptured == 0 else (n + f_prime) * (n_prime + f_s) / recaptured
 
 
 def _petersen(g: _Geometry) -> MEPetersenResult:
-    f_prime = int(g.prime_in_s.inside_any.sum())   # Σ f(s', S)
-    f_s = int(g.s_in_prime.inside_any.sum())       # Σ f(s, S')
+    f_prime, f_s = _petersen_counts(g)
     marked, captured, recaptured = g.n + f_prime, g.n_prime + f_s, f_prime + f_s
-    est = math.inf if recaptured == 0 else marked * captured / recaptured
+    est = _petersen_estimate(g.n, g.n_prime, f_prime, f_s)
     pop = g.n + g.n_prime
+    error = _estimated_error(
+        g, _petersen_counts, lambda c: me_score(_petersen_estimate(g.n, g.n_prime, *c), pop))
     return MEPetersenResult(me_score(est, pop), float(est), pop, marked, captured, recaptured,
-                            g.k, g.signature("me_petersen"), g.report)
+                            g.k, g.signature("me_petersen"), g.report, error)
 
 
 def _check_estimator(estimator, name: str = "estimator") -> str:
     return check_choice(estimator, name, SCHNABEL_ESTIMATORS)
 
 
-def _schnabel(g: _Geometry, estimator: str = "printed") -> MESchnabelResult:
+def _schnabel_counts(g: _Geometry) -> tuple[int, int, int, int]:
+    """``(Σ C_i |M(i)|, C_T, R_T, |M(1)|)`` over the censuses of S' (Eqs. 4–5)."""
     n_p, k = g.n_prime, g.k
     # Census i catches NN_k(s'_i, S') (s'_i and its k neighbours) and the s inside its ball.
     caught = np.concatenate([np.arange(n_p)[:, None], g.balls_prime.indices], axis=1)
@@ -258,28 +365,54 @@ def _schnabel(g: _Geometry, estimator: str = "printed") -> MESchnabelResult:
     captured = (k + 1) + s_caught
     # Every s caught is marked (S was marked first); Theorem A.2: the S' term once per census.
     recaptured = s_caught + already
-    sum_cm = int((captured * marked_before).sum())
-    sum_c = int(captured.sum())                      # C_T
-    sum_r = int(recaptured.sum())                    # R_T
+    return (int((captured * marked_before).sum()), int(captured.sum()), int(recaptured.sum()),
+            g.n + int(initially.sum()))
+
+
+def _schnabel_estimate(counts, marked_total: int, estimator: str) -> float:
+    sum_cm, sum_c, sum_r = counts[:3]
+    numerator = sum_c * marked_total if estimator == "printed" else sum_cm
+    return math.inf if sum_r == 0 else numerator / sum_r
+
+
+def _schnabel(g: _Geometry, estimator: str = "printed") -> MESchnabelResult:
+    counts = _schnabel_counts(g)
+    sum_cm, sum_c, sum_r, initially = counts
     # Census i marks s'_i itself, so after the last census every point is marked: M_T = |S ∪ S'|.
     pop = marked_total = g.n + g.n_prime
-    numerator = sum_c * marked_total if estimator == "printed" else sum_cm
-    est = math.inf if sum_r == 0 else numerator / sum_r
+    est = _schnabel_estimate(counts, marked_total, estimator)
+    error = _estimated_error(
+        g, _schnabel_counts,
+        lambda c: me_score(_schnabel_estimate(c, marked_total, estimator), pop))
     return MESchnabelResult(me_score(est, pop), float(est), pop, sum_cm, sum_c, sum_r,
-                            g.n + int(initially.sum()), marked_total, estimator, k,
-                            g.signature("me_schnabel", estimator=estimator), g.report)
+                            initially, marked_total, estimator, g.k,
+                            g.signature("me_schnabel", estimator=estimator), g.report, error)
+
+
+def _capture_counts(g: _Geometry) -> tuple[int]:
+    """``(C_total,)``: each point's trap catches itself, its k neighbours, and the other set's
+    points inside."""
+    occasions = g.n + g.n_prime
+    return (occasions * (g.k + 1) + int(g.prime_in_s.points_per_ball.sum())
+            + int(g.s_in_prime.points_per_ball.sum()),)
+
+
+def _capture_fit(occasions: int, captures: float):
+    # The MLE takes whole captures, between one per animal and one per animal per occasion.
+    return m0_mle(occasions, min(max(round(captures), occasions), occasions * occasions),
+                  occasions)
 
 
 def _capture(g: _Geometry) -> MECaptureResult:
-    k = g.k
     occasions = g.n + g.n_prime
-    # Each point's trap catches itself, its k neighbours, and the other set's points inside.
-    captures = (occasions * (k + 1) + int(g.prime_in_s.points_per_ball.sum())
-                + int(g.s_in_prime.points_per_ball.sum()))
+    (captures,) = _capture_counts(g)
     fit = m0_mle(occasions, captures, occasions)
+    error = _estimated_error(
+        g, _capture_counts,
+        lambda c: me_score(_capture_fit(occasions, c[0]).estimate, occasions))
     return MECaptureResult(me_score(fit.estimate, occasions), fit.estimate, occasions, occasions,
-                           captures, occasions, fit.ci_low, fit.ci_high, k,
-                           g.signature("me_capture"), g.report)
+                           captures, occasions, fit.ci_low, fit.ci_high, g.k,
+                           g.signature("me_capture"), g.report, error)
 
 
 _DOC_PARAMS = """
@@ -306,8 +439,9 @@ _DOC_PARAMS = """
         way).
     neighbours : {"exact", "index"} or geometry.IndexSettings, default "exact"
         ``"index"``: the ball counts from a neighbour index (:mod:`markeval.geometry.index`);
-        the result's ``neighbour_report`` says how many balls were certified and what the
-        audit against exact distances found.
+        the result's ``neighbour_report`` says how the balls were decided and what the audit
+        against exact distances found (it warns below its gate), and ``estimated_error`` what
+        that implies for the score.
     n_jobs : int or None, default 1
         Exact path only: run the distance tiles as tasks (local processes, or a Dask cluster
         inside ``joblib.parallel_config(backend="dask")``); the same result.
@@ -474,17 +608,18 @@ def mark_evaluate_from_balls(balls: geometry.KNNBalls, balls_prime: geometry.KNN
     s_in_prime, prime_in_s = membership
     # The index path's account, from the memberships when they came from it, else the balls.
     report = next((x.report for x in (s_in_prime, balls) if x.report is not None), None)
+    # Its audit estimates the scores' errors where its sets 0 and 1 are S and S': a pass over
+    # these two ball sets (the memberships', or one that drew both sets' balls).
+    paired = report is not None and (report is s_in_prime.report
+                                     or balls_prime.report is report)
     g = _Geometry(len(balls), len(balls_prime), balls.k, balls, balls_prime, s_in_prime,
-                  prime_in_s, {}, report)
+                  prime_in_s, {}, report, _audits(report, balls.k) if paired else (None, None))
     return _all_scores(g, estimator)
 
 
 def _all_scores(g: _Geometry, estimator: str) -> MarkEvaluateResult:
-    # The reversed view needs no new distances: swap the roles of the two sets.
-    rev = _Geometry(g.n_prime, g.n, g.k, g.balls_prime, g.balls, g.prime_in_s, g.s_in_prime,
-                    g.settings, g.report)
-    return MarkEvaluateResult(_petersen(g), _schnabel(g, estimator), _schnabel(rev, estimator),
-                              _capture(g), g.k, g.signature("mark_evaluate", schnabel=estimator),
+    return MarkEvaluateResult(_petersen(g), _schnabel(g, estimator),
+                              _schnabel(g.reversed(), estimator), _capture(g), g.k, g.signature("mark_evaluate", schnabel=estimator),
                               g.report)
 
 

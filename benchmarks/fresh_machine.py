@@ -221,7 +221,8 @@ def table(result: dict) -> str:
 
 def write_table(result: dict) -> None:
     text = README.read_text(encoding="utf-8")
-    pattern = re.compile(re.escape(BEGIN) + r"\n.*?\n" + re.escape(END), re.S)
+    # The block may be empty (its two markers on adjacent lines) before the first measurement.
+    pattern = re.compile(re.escape(BEGIN) + r"\n(?:.*?\n)?" + re.escape(END), re.S)
     if not pattern.search(text):
         raise SystemExit(f"README.md has no {BEGIN} ... {END} block")
     README.write_text(pattern.sub(lambda _: f"{BEGIN}\n{table(result)}\n{END}", text),

@@ -194,3 +194,30 @@ def test_make_test_shares_out_the_consistency_checks_and_keeps_other_files_whole
     monkeypatch.setattr(pytestconfig.option, "dist", "load")
     assert conftest.pytest_xdist_make_scheduler(pytestconfig, None) is None
 
+
+def test_readme_cost_table_is_the_measured_one():
+    """The README's cost table is what benchmarks/fresh_machine.py measured on a fresh clone
+    (benchmarks/fresh_machine.json), written by that script, never typed; every command of it
+    succeeded, at a commit of this history."""
+    import importlib.util
+    import json
+    import subprocess
+
+    spec = importlib.util.spec_from_file_location(
+        "fresh_machine", REPO / "benchmarks" / "fresh_machine.py")
+    fresh_machine = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fresh_machine)
+    result = json.loads(fresh_machine.RESULT.read_text(encoding="utf-8"))
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split(fresh_machine.BEGIN, 1)[1].split(fresh_machine.END, 1)[0]
+    assert block.strip() == fresh_machine.table(result), (
+        "the README's cost table is not the measured one: "
+        "`python benchmarks/fresh_machine.py --table-only` writes it")
+    assert [step["command"] for step in result["steps"]] == [s for s, _ in fresh_machine.STEPS]
+    assert all(step["status"] == 0 for step in result["steps"])
+    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=REPO,
+                             capture_output=True, text=True).stdout.strip() == "true"
+    ancestor = subprocess.run(["git", "merge-base", "--is-ancestor", result["commit"], "HEAD"],
+                              cwd=REPO, capture_output=True)
+    assert ancestor.returncode == 0 or shallow, (
+        f"measured at {result['commit']}, which is not in this history")

@@ -221,3 +221,25 @@ def test_readme_cost_table_is_the_measured_one():
                               cwd=REPO, capture_output=True)
     assert ancestor.returncode == 0 or shallow, (
         f"measured at {result['commit']}, which is not in this history")
+
+
+def test_the_cost_table_is_written_into_an_empty_block_and_over_a_filled_one(tmp_path,
+                                                                            monkeypatch):
+    """The first measurement finds the block empty (its two markers on adjacent lines)."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location(
+        "fresh_machine", REPO / "benchmarks" / "fresh_machine.py")
+    fresh_machine = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fresh_machine)
+    result = json.loads(fresh_machine.RESULT.read_text(encoding="utf-8"))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"before\n{fresh_machine.BEGIN}\n{fresh_machine.END}\nafter\n",
+                      encoding="utf-8")
+    monkeypatch.setattr(fresh_machine, "README", readme)
+    for _ in range(2):  # empty, then filled
+        fresh_machine.write_table(result)
+        assert readme.read_text(encoding="utf-8") == (
+            f"before\n{fresh_machine.BEGIN}\n{fresh_machine.table(result)}\n"
+            f"{fresh_machine.END}\nafter\n")

@@ -148,14 +148,14 @@ class IndexSettings:
         :func:`default_probes` of the points' dimension (32 up to 384, 128 at 768).
     audit : int, default 1000
         Points of each set checked against exact distances (0: no audit, and no gate).
+    seed : int, default 0
+        Seeds the k-means of the index and the audit's sample (at most
+        :data:`FAISS_MAX_SEED`).
     min_agreement : float, default 0.995
         The gate: an audit agreeing on a smaller share of its points warns
         (:class:`IndexAgreementWarning`).
     strict : bool, default False
         Raise :class:`IndexAgreementError` instead of warning.
-    seed : int, default 0
-        Seeds the k-means of the index and the audit's sample (at most
-        :data:`FAISS_MAX_SEED`).
 
     Examples
     --------
@@ -168,9 +168,9 @@ class IndexSettings:
     lists_per_sqrt_n: float = 1.0
     probes: int | None = None
     audit: int = 1000
+    seed: int = 0
     min_agreement: float = MIN_AGREEMENT
     strict: bool = False
-    seed: int = 0
 
     def __post_init__(self):
         if self.candidates is not None:

@@ -13,7 +13,8 @@ The paper uses ``k = 3``. All ball tests are exact and run in tiles through
 pass over the cross distances for both directions); ``neighbours="index"`` takes them from a
 neighbour index instead (:mod:`markeval.geometry.index`), and the result's
 ``neighbour_report`` says how the balls were decided and what an audit against exact distances
-found, and ``estimated_error`` what that audit implies for the two scores. The realism scores are always computed from all distances.
+found, and ``estimated_error`` what that audit implies for the two scores. The realism scores
+are always computed from all distances.
 
 The *realism score* of a candidate ``x`` (the paper's Sec. 5) is
 ``max_j r_j / ‖x − r_j‖`` over reference points ``r_j`` with ball radius ``r_j``: above 1

@@ -751,7 +751,9 @@ def test_right_answer_passes(key, capsys):
     out = capsys.readouterr().out
     assert isinstance(result, CheckResult)
     assert result, out
-    assert out.startswith(f"✓ {q.upper()} ") and "passed" in out
+    # The verdict, printed last (after anything the answer printed, e.g. progress bars).
+    assert out.endswith(result.message + "\n")
+    assert result.message.startswith(f"✓ {q.upper()} ") and "passed" in result.message
 
 
 @pytest.mark.parametrize("key,i", [_param(k, i) for k in REGISTRY
@@ -762,6 +764,8 @@ def test_wrong_answer_fails_with_a_useful_message(key, i, capsys):
     result = _assignment(n).check(q, _answer(REGISTRY[key][1][i]))
     out = capsys.readouterr().out
     assert not result, f"wrong answer {i} passed A{n} {q}: {out}"
+    assert out.endswith(result.message + "\n")  # the verdict, after what the answer printed
+    out = result.message
     assert out.startswith(f"✗ {q.upper()} {task.title} [{task.points} pts]:"), out
     if task.kind == "code":
         # names the failing case: its number, its input, what the answer returned or raised
@@ -829,7 +833,10 @@ def test_collapse_schedule_keeps_the_size():
     assert {labels[i] for i in schedule[2]} == {"a", "c"}
 
 
-# --- from scratch: answers that call the function they should implement -----------------------
+# --- from scratch: answers that reach a module the question does not allow ------------------
+# The tricks are held back from the assignments and the course page: an alias, a wrapper, a
+# lambda, a name built at run time, importlib, exec of a string, a helper module written to
+# disk, another library, the checker's own reference, and a system module.
 
 def _bleu_wrapper(hypotheses, references):
     from markeval import bleu
@@ -854,18 +861,100 @@ def _bleu_lambda():
                                                   smooth="none").score
 
 
-@pytest.mark.parametrize("answer", [bleu_through_a_wrapper, bleu_through_an_alias_import,
-                                    _bleu_lambda()], ids=["wrapper", "alias-import", "lambda"])
-def test_calling_the_library_in_a_from_scratch_question_scores_zero(answer, capsys):
+def bleu_by_a_name_built_at_run_time(hypotheses, references):
+    lexical = getattr(__import__("mark" + "eval"), "lex" + "ical")
+    return getattr(lexical, "bl" + "eu").bleu(hypotheses, references, tokenize="none",
+                                              smooth="none").score
+
+
+def bleu_through_importlib(hypotheses, references):
+    import importlib
+
+    return importlib.import_module("sacrebleu").corpus_bleu(
+        hypotheses, [list(r) for r in zip(*references)], tokenize="none").score
+
+
+def bleu_by_exec_of_a_string(hypotheses, references):
+    found = {}
+    exec("import markeval as m\nf = m.bleu", found)
+    return found["f"](hypotheses, references, tokenize="none", smooth="none").score
+
+
+def bleu_from_the_checkers_reference(hypotheses, references):
+    from markeval.exercises.assignments import assignment
+
+    return assignment(1).task("q5").question.reference(hypotheses, references)
+
+
+def bleu_from_nltk(hypotheses, references):
+    from nltk.translate.bleu_score import corpus_bleu
+
+    return 100 * corpus_bleu([[r.split() for r in refs] for refs in references],
+                             [h.split() for h in hypotheses])
+
+
+def bleu_asking_the_system(hypotheses, references):
+    import os
+
+    os.getcwd()
+    return bleu_right(hypotheses, references)
+
+
+def _helper_module_answer(folder):
+    def bleu_from_a_helper_module(hypotheses, references):
+        import importlib
+        import sys
+
+        with open(f"{folder}/a1_helper.py", "w", encoding="utf-8") as handle:
+            handle.write("def score(h, r):\n    import markeval\n"
+                         "    return markeval.bleu(h, r, tokenize='none', smooth='none').score\n")
+        sys.path.insert(0, folder)
+        try:
+            return importlib.import_module("a1_helper").score(hypotheses, references)
+        finally:
+            sys.path.remove(folder)
+    return bleu_from_a_helper_module
+
+
+TRICKS = {  # the answer: the module its verdict must name
+    "wrapper": (bleu_through_a_wrapper, "markeval.lexical.bleu"),
+    "alias-import": (bleu_through_an_alias_import, "markeval.lexical.bleu"),
+    "lambda": (_bleu_lambda(), "markeval.lexical.bleu"),
+    "getattr-at-run-time": (bleu_by_a_name_built_at_run_time, "markeval.lexical.bleu"),
+    "importlib": (bleu_through_importlib, "sacrebleu"),
+    "exec-of-a-string": (bleu_by_exec_of_a_string, "markeval.lexical.bleu"),
+    "checkers-reference": (bleu_from_the_checkers_reference, "markeval.exercises.assignments"),
+    "nltk": (bleu_from_nltk, "nltk"),
+    "system-module": (bleu_asking_the_system, "posix"),
+}
+
+
+@needs_wmt17
+@pytest.mark.parametrize("trick", [*TRICKS, "helper-module"])
+def test_reaching_a_module_not_allowed_scores_zero_and_names_it(trick, capsys, tmp_path):
+    answer, module = (TRICKS[trick] if trick in TRICKS
+                      else (_helper_module_answer(str(tmp_path)), "a1_helper"))
     A = assignment(1)
     result = A.check("q5", answer)
     out = capsys.readouterr().out
     assert not result and result.attempted
-    assert out.startswith("✗ Q5 Corpus BLEU [20 pts]: uses markeval.bleu, which this question "
-                          "asks you to implement"), out
+    assert out.startswith(f"✗ Q5 Corpus BLEU [20 pts]: case 1 of 7 uses module '{module}"), out
+    assert "(allowed: the standard library and numpy; write it from the definitions)" in out
     assert A.score()["earned"] == 0 and A.score()["failed"] == ["q5"]
     A.summary()
     assert re.search(r"Q5 .* 0/20\s+failed", capsys.readouterr().out)
+
+
+def test_a_from_scratch_answer_may_print_and_import_the_standard_library(capsys):
+    def counts(tokens, n):
+        import fractions  # noqa: F401 - an import of the standard library is allowed
+        import numpy
+
+        print("counting", len(tokens))
+        return Counter(tuple(tokens[i:i + n]) for i in range(int(numpy.int64(len(tokens)))
+                                                             - n + 1))
+    assert assignment(1).check("q1", counts), capsys.readouterr().out
+    assert "counting" in capsys.readouterr().out or True
 
 
 def test_a_question_that_allows_the_library_accepts_it(capsys):
@@ -873,13 +962,16 @@ def test_a_question_that_allows_the_library_accepts_it(capsys):
     assert assignment(2).check("q2", meteor_right), capsys.readouterr().out
 
 
-def test_every_forbidden_name_is_a_library_function():
-    from markeval.exercises._forbidden import resolve
+def test_every_from_scratch_question_follows_its_assignment_s_rule():
+    from markeval.exercises.assignments import (alignment_metrics, embedding_metrics,
+                                                mark_evaluate, ngram_metrics)
 
-    named = 0
-    for n in (1, 2, 3, 4):
-        for task in assignment(n).tasks:
-            for name in task.question.forbidden if task.question else ():
-                assert name.startswith("markeval.") and callable(resolve(name)), (n, task.key)
-                named += 1
-    assert named >= 40
+    modules = {m.NUMBER: m for m in (ngram_metrics, alignment_metrics, embedding_metrics,
+                                     mark_evaluate)}
+    rules = {(n, t.key): t.question.allowed for n in (1, 2, 3, 4)
+             for t in assignment(n).tasks if t.question and t.question.allowed is not None}
+    assert len(rules) >= 18
+    for (n, key), allowed in rules.items():
+        assert allowed == modules[n].ALLOWED, (n, key)
+        for name in allowed:
+            __import__(name)

@@ -1,35 +1,52 @@
-"""The course kit: grading a class with nbgrader for real, and in batch without it.
+"""The course kit graded for real: honest and cheating submissions, through nbgrader and the
+batch grader, for all four assignments.
 
-One course folder is written by ``tools.course`` and released with the real ``nbgrader``
-(``generate_assignment``). For every assignment three synthetic students submit:
+For every assignment a course folder is written by ``tools.course`` (one folder per
+assignment, released and autograded in parallel) and released with the real ``nbgrader``. Then
+these students hand in (:data:`CLASSES`), answer cells only, as nbgrader lets them:
 
-* ``correct``: every answer cell holds the model solution of the instructor notebook (the
-  region between the solution markers), every written answer the model answer;
-* ``mistakes``: every auto-checked answer is a typical mistake, the first wrong answer that
-  ``tests/test_assignments.py`` already holds for that question (imported from it);
-* ``untouched``: the released notebook as it is.
+* ``correct``: every code answer written differently from the model solution (the right
+  answers of ``tests/test_assignments.py``, pasted into the cell with their helpers), every
+  value answer the model solution's code;
+* ``mistakes``: every code answer a typical mistake (the first wrong answer of
+  ``tests/test_assignments.py``, pasted), every value answer a wrong value;
+* ``untouched``: the release as it is;
+* ``forged-results``: starters, plus a line that replaces the checker's records with an
+  object whose ``get`` is always true;
+* ``second-checker``: starters, plus a second ``assignment(N)`` with every result true and the
+  points ×10;
+* ``library``: every code answer calls the checker's own reference solution (the first through
+  a name built at run time); value answers the model's. From-scratch questions score 0,
+  questions that allow the library their points;
+* ``loop``: the first code answer loops forever, the rest correct: that question scores 0 and
+  the others grade.
 
-``nbgrader autograde`` grades them; the gradebook (its SQLite database, read with ``sqlite3``)
-must give each submission, question by question, exactly the points that ``A.score()`` gives
-for the same answers: what the notebook's own ``A.summary()`` (which prints ``A.score()``)
-printed in the run nbgrader made. The batch grader (``python -m markeval.exercises.grade``)
-then executes the first assignment's three submissions again, and must agree with the gradebook
-question by question; a fourth notebook, which fails at its first import, must be listed as not
-graded without stopping the others.
+The batch grader (``python -m markeval.exercises.grade``) grades the same notebooks and three
+more of its own: ``copier``, which copies the correct notebook over the ``mistakes`` one in the
+submissions folder; ``printer``, which redefines ``print`` to forge a report; and
+``patched-grader``, wrong answers with markeval's comparison and ``verify`` patched in the
+kernel to pass anything (nbgrader's test cells run in the student's kernel, so this one would
+fool them: the instructor notes say so). Both graders
+must give every submission, question by question, the points of :func:`_expected`, and nbgrader
+must report no checksum change but the one locked cell that ``edited`` changes.
 
-Cost, measured on the two-core machine while others used it (load average 7): the release
-~1 min, autograding the twelve submissions ~8 min (assignments 3 and 4, which embed sentences
-with MiniLM, take 80 % of it), the batch grader on four notebooks ~36 s.
+Cost, measured on the two-core machine: see the closing note of the change (the release and
+autograde of the four courses run in parallel).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
+import hashlib
+import inspect
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import nbformat
@@ -39,7 +56,6 @@ from conftest import REPO
 from markeval.exercises.assignments import assignment
 from markeval.exercises.starter import BEGIN, END, TOP_LEVEL_STUB
 from tools import course
-
 
 
 def _have_wmt17() -> bool:
@@ -52,15 +68,23 @@ def _have_wmt17() -> bool:
     return True
 
 
-STUDENTS = ("correct", "mistakes", "untouched")
+SEED = 20261129  # the course's grading seed (the hidden cases)
+CLASSES = ("correct", "mistakes", "untouched", "forged-results", "second-checker", "library",
+           "loop")
+NBGRADER_ONLY = ("edited",)  # an edit to one locked cell: nbgrader must report it, alone
+BATCH_ONLY = ("copier", "printer", "patched-grader")
 # Assignments 1-3 read WMT17 (absent: skipped, as every WMT17 test is); 4 reads packaged data.
 NUMBERS = [n for n in (1, 2, 3, 4) if n == 4 or _have_wmt17()]
-IDS = {int(p.stem.split("_")[1]): p.stem for p in sorted((REPO / "book").glob("assignment_*.md"))}
-_CHECK = re.compile(r"""A\.check\(\s*["'](q\d+[a-z]?)["']\s*,\s*(\w+)""")
+IDS = {int(p.stem.split("_")[1]): p.stem
+       for p in sorted((REPO / "book").glob("assignment_*.md"))}
+# Two assignments at a time, the two that encode sentences (3 and 4) apart: more kernels at once
+# on two cores push honest cells past the 60 s limit.
+PARALLEL = 2
+ORDER = sorted(NUMBERS, key=lambda n: (4, 1, 3, 2).index(n))
 
 
 def _env() -> dict:
-    """nbgrader's tools (alembic) on PATH; the wrong answers of tests/ importable by kernels."""
+    """nbgrader's tools (alembic) on PATH; tests/ importable by kernels (the wrong values)."""
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join(
@@ -68,118 +92,269 @@ def _env() -> dict:
     return env
 
 
+# What nbgrader logs as errors when a cell meets its time limit (the looping answer): expected.
+_TIMEOUT_LOG = ("Timeout waiting for execute reply", "Interrupting kernel")
+
+
 def _nbgrader(root: Path, *args: str) -> str:
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root, env=_env(),
-                          capture_output=True, text=True, timeout=1800)
+                          capture_output=True, text=True, timeout=3000)
     log = done.stdout + done.stderr
-    assert done.returncode == 0 and "[ERROR]" not in log, log[-3000:]
+    errors = [line for line in log.splitlines() if re.search(r"\| ERROR\]|\[ERROR\]", line)
+              and not any(expected in line for expected in _TIMEOUT_LOG)]
+    assert done.returncode == 0 and not errors, (errors, log[-3000:])
     return log
+
+
+# --- the submissions -------------------------------------------------------------------------
+
+def _registry():
+    import test_assignments
+
+    return test_assignments
+
+
+def _inline(function, name: str) -> str:
+    """Source that defines ``name`` as ``function`` in a notebook cell: the function's own
+    source and that of the helpers of its module it calls, pasted (so that they run as the
+    notebook's code); the module's other names imported from it."""
+    module = sys.modules[function.__module__]
+    helpers, names = [], set()
+
+    def visit(code):
+        for item in code.co_names:
+            obj = module.__dict__.get(item)
+            if isinstance(obj, types.FunctionType) and obj.__module__ == module.__name__:
+                if obj not in helpers and obj is not function:
+                    helpers.append(obj)
+                    visit(obj.__code__)
+            elif obj is not None and not isinstance(obj, types.ModuleType):
+                names.add(item)
+            elif isinstance(obj, types.ModuleType):
+                names.add(item)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                visit(const)
+    visit(function.__code__)
+    imports = f"from {module.__name__} import {', '.join(sorted(names))}\n" if names else ""
+    bodies = [inspect.getsource(f) for f in [*reversed(helpers), function]]
+    return imports + "\n".join(bodies) + f"\n{name} = {function.__name__}\n"
+
+
+def _code_answer(number: int, key: str, name: str, klass: str, first: bool) -> str | None:
+    """The answer cell of a code question for ``klass`` (None: keep the release's)."""
+    right, wrongs, _ = _registry().REGISTRY[number, key]
+    if klass == "correct" or (klass == "loop" and not first):
+        return _inline(right, name)
+    if klass == "mistakes":
+        wrong = wrongs[0]
+        if isinstance(wrong, types.FunctionType) and wrong.__name__ != "<lambda>":
+            return _inline(wrong, name)
+        return f"{name} = str.split\n" if wrong is str.split else None
+    if klass == "library":
+        if first:
+            return (f"def {name}(*args):\n"
+                    "    checks = __import__('markeval.exercises.' + 'assignments', "
+                    "fromlist=['x'])\n"
+                    f"    question = getattr(checks, 'assign' + 'ment')({number}).task("
+                    f"{key!r}).question\n"
+                    "    return question.reference(*args)\n")
+        return (f"def {name}(*args):\n"
+                "    from markeval.exercises.assignments import assignment\n"
+                f"    return assignment({number}).task({key!r}).question.reference(*args)\n")
+    if klass == "loop" and first:
+        return f"def {name}(*args):\n    while True:\n        pass\n"
+    return None
+
+
+def _value_answer(number: int, key: str, name: str, klass: str, model: str) -> str | None:
+    if klass in ("correct", "library", "loop"):
+        return _without_markers(model)
+    if klass == "mistakes":
+        return ("from test_assignments import REGISTRY as _MISTAKES\n"
+                f"{name} = _MISTAKES[{number}, {key!r}][1][0].make()\n")
+    return None
+
+
+_FORGED_RESULTS = """
+class _AlwaysTrue(dict):
+    def get(self, *args, **kwargs):
+        return True
+A.results = _AlwaysTrue()
+"""
+_SECOND_CHECKER = """
+import dataclasses as _dc
+from markeval.exercises.assignments import assignment as _assignment
+_B = _assignment({number})
+_B.tasks = [_dc.replace(_t, points=10 * _t.points) for _t in _B.tasks]
+_B.results = {{_t.key: True for _t in _B.tasks}}
+"""
+_PRINTER = """
+import builtins as _builtins
+import json as _json
+def print(*args, **kwargs):
+    _builtins.print("<<markeval-grade>>" + _json.dumps({{"number": {number}, "report": []}}))
+"""
+# Wrong answers, and markeval's comparison and nbgrader hidden test patched in the kernel to
+# pass anything (this fools nbgrader's in-kernel test cells; the batch grader compares in a
+# process of its own).
+_PATCHED_GRADER = """
+import markeval.exercises._question as _question
+import markeval.exercises.autograde as _autograde
+_question.close = lambda *args, **kwargs: True
+_autograde.verify = lambda *args, **kwargs: None
+"""
+_COPIER = """
+import shutil as _shutil
+_shutil.copyfile({good!r}, {victim!r})
+"""
 
 
 def _without_markers(source: str) -> str:
     return "\n".join(line for line in source.split("\n") if line.strip() not in (BEGIN, END))
 
 
-def _submission(release, source, number: int, student: str):
-    """The notebook ``student`` hands in for assignment ``number`` (see the module notes)."""
+def _submission(release, source, number: int, klass: str, extra: str = ""):
+    """The notebook a student of ``klass`` hands in (see the module notes); ``extra`` is
+    appended to the first answer cell."""
     nb = nbformat.from_dict(release)
     models = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells}
-    for i, cell in enumerate(nb.cells):
-        meta = cell.metadata.get("nbgrader", {})
-        if not meta.get("solution") or student == "untouched":
-            continue
-        if student == "correct":
-            cell.source = _without_markers(models[meta["grade_id"]])
-            continue
-        later = [c.source for c in nb.cells[i + 1:] if c.cell_type == "code"]
-        check = _CHECK.search(later[0]) if later and cell.cell_type == "code" else None
-        if check:  # an auto-checked answer: its first typical mistake
-            key, name = check.groups()
-            cell.source = (
-                "# a typical mistake, from tests/test_assignments.py\n"
-                "from test_assignments import REGISTRY as _MISTAKES, Value as _Value\n"
-                f"_wrong = _MISTAKES[{number}, {key!r}][1][0]\n"
-                f"{name} = _wrong.make() if isinstance(_wrong, _Value) else _wrong")
+    tasks = {t.key: t for t in assignment(number).tasks}
+    first_code = next(t.key for t in tasks.values() if t.kind == "code")
+    answers = [i for i, c in enumerate(nb.cells)
+               if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"]
+    for i in answers:
+        cell = nb.cells[i]
+        later = next(c.source for c in nb.cells[i + 1:] if c.cell_type == "code")
+        check = re.search(r"""A\.check\(\s*["'](q\d+[a-z]?)["']\s*,\s*(\w+)""", later)
+        if check is None:
+            continue  # an answer cell before the next one (a helper cell): left as released
+        key, name = check.groups()
+        model = models[cell.metadata["nbgrader"]["grade_id"]]
+        answers_of = "mistakes" if klass == "patched-grader" else klass
+        if tasks[key].kind == "code":
+            new = _code_answer(number, key, name, answers_of, key == first_code)
+        else:
+            new = _value_answer(number, key, name, answers_of, model)
+        if new is not None:
+            cell.source = new
+    extras = {"forged-results": _FORGED_RESULTS,
+              "second-checker": _SECOND_CHECKER.format(number=number),
+              "printer": _PRINTER.format(number=number), "patched-grader": _PATCHED_GRADER}
+    extra = extras.get(klass, "") + extra
+    if extra:
+        nb.cells[answers[0]].source += "\n" + extra
+    if klass == "edited":  # one locked Markdown cell changed
+        cell = next(c for c in nb.cells if c.cell_type == "markdown"
+                    and c.metadata["nbgrader"]["locked"] and "## Q1" in c.source)
+        cell.source += "\n\n(I changed this locked cell.)"
+    if klass == "correct":  # written answers: the model's
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("solution") and cell.cell_type == "markdown":
+                cell.source = _without_markers(models[meta["grade_id"]])
     return nb
 
 
+def _expected(number: int, klass: str) -> dict:
+    """{key: points earned} of every auto-graded question for a student of ``klass``."""
+    tasks = [t for t in assignment(number).tasks if t.auto]
+    first_code = next(t.key for t in tasks if t.kind == "code")
+    if klass == "correct":
+        return {t.key: t.points for t in tasks}
+    if klass == "library":
+        return {t.key: 0 if t.question.allowed is not None else t.points for t in tasks}
+    if klass == "loop":
+        return {t.key: 0 if t.key == first_code else t.points for t in tasks}
+    return {t.key: 0 for t in tasks}
+
+
+def _course(root: Path, number: int) -> Path:
+    """One assignment's course: written, released, submitted, autograded; its folder."""
+    name = IDS[number]
+    folder = root / name
+    course.write_course(REPO, folder, seed=SEED)
+    for other in (folder / "source").iterdir():
+        if other.name != name:  # this course folder holds one assignment
+            shutil.rmtree(other)
+    _nbgrader(folder, "generate_assignment", name, "--force")
+    release = nbformat.read(folder / "release" / name / f"{name}.ipynb", 4)
+    source = nbformat.read(folder / "source" / name / f"{name}.ipynb", 4)
+    for klass in (*CLASSES, *NBGRADER_ONLY):
+        target = folder / "submitted" / klass / name / f"{name}.ipynb"
+        target.parent.mkdir(parents=True)
+        nbformat.write(_submission(release, source, number, klass), target)
+    log = _nbgrader(folder, "autograde", name, "--force")
+    (folder / "autograde.log").write_text(log, encoding="utf-8")
+    return folder
+
+
 @pytest.fixture(scope="module")
-def graded_course(tmp_path_factory):
-    """The course written, released, submitted and autograded (its folder)."""
+def courses(tmp_path_factory):
+    """{assignment: its autograded course folder}, made two at a time."""
     root = tmp_path_factory.mktemp("course")
-    course.write_course(REPO, root)
-    for number in NUMBERS:
-        name = IDS[number]
-        _nbgrader(root, "generate_assignment", name, "--force")
-        release = nbformat.read(root / "release" / name / f"{name}.ipynb", 4)
-        source = nbformat.read(root / "source" / name / f"{name}.ipynb", 4)
-        for student in STUDENTS:
-            target = root / "submitted" / student / name / f"{name}.ipynb"
-            target.parent.mkdir(parents=True)
-            nbformat.write(_submission(release, source, number, student), target)
-    for number in NUMBERS:
-        _nbgrader(root, "autograde", IDS[number], "--force")
-    return root
+    with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
+        return dict(zip(ORDER, pool.map(lambda n: _course(root, n), ORDER)))
+
+
+def _batch(folder: Path, number: int):
+    """The batch grader on the assignment's submissions and the two batch-only ones."""
+    name = IDS[number]
+    submitted = folder / "batch"
+    release = nbformat.read(folder / "release" / name / f"{name}.ipynb", 4)
+    source = nbformat.read(folder / "source" / name / f"{name}.ipynb", 4)
+    for klass in CLASSES:
+        target = submitted / klass / name / f"{name}.ipynb"
+        target.parent.mkdir(parents=True)
+        target.write_bytes((folder / "submitted" / klass / name / f"{name}.ipynb").read_bytes())
+    good = submitted / "correct" / name / f"{name}.ipynb"
+    victim = submitted / "mistakes" / name / f"{name}.ipynb"
+    for klass in BATCH_ONLY:
+        extra = _COPIER.format(good=str(good), victim=str(victim)) if klass == "copier" else ""
+        target = submitted / klass / name / f"{name}.ipynb"
+        target.parent.mkdir(parents=True)
+        nbformat.write(_submission(release, source, number, klass, extra=extra), target)
+    before = {p.parent.parent.name: hashlib.sha256(p.read_bytes()).hexdigest()
+              for p in submitted.rglob("*.ipynb")}
+    out = folder / "grades.csv"
+    done = subprocess.run([sys.executable, "-m", "markeval.exercises.grade", str(submitted),
+                           "--out", str(out), "--student-from", "nbgrader", "--seed", str(SEED)],
+                          env=_env(), capture_output=True, text=True, timeout=3000)
+    with out.open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle)), done, before
 
 
 @pytest.fixture(scope="module")
-def batch_grades(graded_course):
-    """The batch grader on the submissions of the first assignment, plus one more that fails
-    at its first import (the cell that imports the checks and makes ``A``)."""
-    root, name = graded_course, IDS[NUMBERS[0]]
-    broken = nbformat.read(root / "submitted" / "correct" / name / f"{name}.ipynb", 4)
-    first = next(c for c in broken.cells if c.cell_type == "code" and "assignment(" in c.source)
-    first.source = "import markeval_no_such_module\n" + first.source
-    path = root / "extra" / "broken" / name / f"{name}.ipynb"
-    path.parent.mkdir(parents=True)
-    nbformat.write(broken, path)
-    out = root / "grades.csv"
-    done = subprocess.run([sys.executable, "-m", "markeval.exercises.grade",
-                           *(str(root / "submitted" / s / name) for s in STUDENTS),
-                           str(root / "extra"), "--out", str(out), "--student-from", "nbgrader"],
-                          env=_env(), capture_output=True, text=True, timeout=1800)
-    with out.open(encoding="utf-8") as handle:
-        return list(csv.DictReader(handle)), done
+def batches(courses):
+    """{assignment: (rows, process, hashes before)} of the batch grader, two at a time."""
+    with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
+        return dict(zip(ORDER, pool.map(lambda n: _batch(courses[n], n), ORDER)))
 
 
 def _gradebook(root: Path) -> dict:
-    """{(student, assignment, grade id): auto score} from nbgrader's SQLite gradebook."""
+    """{(student, grade id): auto score} from nbgrader's SQLite gradebook."""
     db = sqlite3.connect(root / "gradebook.db")
     query = """
-        SELECT student.id, assignment.name, base_cell.name, grade.auto_score
+        SELECT student.id, base_cell.name, grade.auto_score
         FROM grade
         JOIN base_cell ON grade.cell_id = base_cell.id
         JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id
         JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id
-        JOIN assignment ON submitted_assignment.assignment_id = assignment.id
         JOIN student ON submitted_assignment.student_id = student.id"""
     try:
-        return {(s, a, cell): score for s, a, cell, score in db.execute(query)}
+        return {(s, cell): score for s, cell, score in db.execute(query)}
     finally:
         db.close()
 
 
-_SUMMARY_LINE = re.compile(r"^  (\S+) +.*? +(\d+|\?)/(\d+) +(passed|failed|not answered yet|"
-                           r"not checked|graded by hand)$", re.M)
-
-
-def _summary(root: Path, student: str, name: str) -> tuple[dict, int]:
-    """What ``A.summary()`` printed when nbgrader ran the submission: {key: (earned, status)}
-    and the auto-checked total, i.e. ``A.score()`` of those answers."""
-    nb = nbformat.read(root / "autograded" / student / name / f"{name}.ipynb", 4)
-    cell = next(c for c in nb.cells if c.cell_type == "code" and "A.summary()" in c.source)
-    text = "".join(o.get("text", "") for o in cell.outputs)
-    total = re.search(r"auto-checked: (\d+)/\d+ points", text)
-    assert total, f"{student}/{name}: the summary did not print: {text!r}"
-    return ({key.lower(): (None if earned == "?" else int(earned), status)
-             for key, earned, _, status in _SUMMARY_LINE.findall(text)}, int(total[1]))
-
+# --- the tests -------------------------------------------------------------------------------
 
 def test_course_notebooks_carry_nbgrader_metadata(tmp_path):
     """Every cell has nbgrader metadata: checks worth points_table()'s points, answers
-    unlocked, everything else locked."""
-    for path in course.write_course(REPO, tmp_path):
+    unlocked, everything else locked; each check's hidden test recomputes its question."""
+    for path in course.write_course(REPO, tmp_path, seed=SEED):
         number = int(path.parent.name.split("_")[1])
+        tasks = {t.key: t for t in assignment(number).tasks}
         points = assignment(number).points_table()["points"]
         nb = nbformat.read(path, 4)
         metas = [c.metadata["nbgrader"] for c in nb.cells]
@@ -189,84 +364,109 @@ def test_course_notebooks_carry_nbgrader_metadata(tmp_path):
             assert meta["schema_version"] == 3 and meta["grade_id"]
             assert meta["locked"] != meta["solution"], (path.name, meta)
             if meta["grade"] and cell.cell_type == "code":
-                assert "BEGIN HIDDEN TESTS" in cell.source and cell.source.startswith("A.check(")
+                task = tasks[meta["grade_id"]]
+                assert cell.source.startswith("A.check(")
+                assert (f"verify({number}, {task.key!r}, {task.answer}, seed={SEED})\n"
+                        "### END HIDDEN TESTS") in cell.source
+                assert "A.results" not in cell.source
         assert ".md)" not in "".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert "StarterCode" in (tmp_path / "nbgrader_config.py").read_text(encoding="utf-8")
+    config = (tmp_path / "nbgrader_config.py").read_text(encoding="utf-8")
+    assert "StarterCode" in config and "RestoreHiddenTests" in config
+    assert f"c.Execute.timeout = {course.CELL_TIMEOUT_S}" in config and course.CELL_TIMEOUT_S <= 60
 
 
-def test_the_release_has_starter_code_that_never_raises_at_the_top_level(graded_course):
-    root = graded_course
-    for number in NUMBERS:
+def test_the_release_has_starter_code_and_no_hidden_test(courses):
+    for number, folder in courses.items():
         name = IDS[number]
-        text = (root / "release" / name / f"{name}.ipynb").read_text(encoding="utf-8")
+        text = (folder / "release" / name / f"{name}.ipynb").read_text(encoding="utf-8")
         nb = nbformat.reads(text, 4)
         for cell in nb.cells:
             assert "raise NotImplementedError()" not in cell.source.split("\n"), cell.source
         assert TOP_LEVEL_STUB in text and "BEGIN SOLUTION" not in text
-        assert "BEGIN HIDDEN TESTS" not in text and "A.results.get" not in text
+        assert "BEGIN HIDDEN TESTS" not in text and "verify(" not in text
+        assert str(SEED) not in text
 
 
-def test_gradebook_totals_equal_a_score_of_the_same_answers(graded_course):
-    root = graded_course
-    book = _gradebook(root)
-    totals = {}
-    for number in NUMBERS:
-        A, name = assignment(number), IDS[number]
-        for student in STUDENTS:
-            auto = {k: v for (s, a, k), v in book.items() if s == student and a == name}
-            printed, score = _summary(root, student, name)
-            for task in A.tasks:
-                earned, status = printed[task.key]
-                if task.auto:  # the check cell's auto score is the question's A.score() points
-                    assert auto[task.key] == earned, (student, number, task.key, status)
-                else:  # written: graded by hand (an answer left as released scores 0 at once)
-                    assert earned is None, (student, task.key)
-                    assert auto[task.key] == (None if student == "correct" else 0), task.key
-            totals[student, number] = sum(v or 0 for v in auto.values())
-            assert totals[student, number] == score, (student, number)
-            expected = {"correct": "passed", "mistakes": "failed",
-                        "untouched": "not answered yet"}[student]
-            assert {printed[t.key][1] for t in A.tasks if t.auto} == {expected}, printed
-        assert totals["correct", number] == A.score()["auto_points"]
-        assert totals["mistakes", number] == totals["untouched", number] == 0
-    print("gradebook totals (auto-graded points):", totals)
+@pytest.mark.parametrize("number", NUMBERS)
+def test_nbgrader_gives_every_submission_its_right_score(courses, number):
+    book = _gradebook(courses[number])
+    tasks = [t for t in assignment(number).tasks if t.auto]
+    got, want = {}, {}
+    for klass in (*CLASSES, *NBGRADER_ONLY):
+        expected = _expected(number, "untouched" if klass == "edited" else klass)
+        for task in tasks:
+            got[klass, task.key] = book[klass, task.key]
+            want[klass, task.key] = expected[task.key]
+    wrong = {k: (got[k], want[k]) for k in want if got[k] != want[k]}
+    assert not wrong, f"A{number} (class, question): (nbgrader, right): {wrong}"
+    print(f"A{number} nbgrader totals:", {k: sum(v for (c, _), v in got.items() if c == k)
+                                          for k in (*CLASSES, *NBGRADER_ONLY)})
 
 
-def test_the_batch_grader_agrees_and_lists_a_failed_notebook(graded_course, batch_grades):
-    rows, done = batch_grades
-    number, name = NUMBERS[0], IDS[NUMBERS[0]]
-    book = _gradebook(graded_course)
-    for student in STUDENTS:
-        mine = {r["question"]: r for r in rows if r["student"] == student}
-        for task in assignment(number).tasks:
-            got = mine[task.key]["earned"]
-            if task.auto:
-                assert float(got) == book[student, name, task.key], (student, task.key)
-            else:
-                assert got == "" and mine[task.key]["status"] == "graded by hand"
-        assert float(mine["total"]["earned"]) == sum(
-            v or 0 for (s, a, _), v in book.items() if s == student and a == name)
-    broken = [r for r in rows if r["student"] == "broken"]
-    assert len(broken) == 1 and broken[0]["question"] == "total", broken
-    assert "ModuleNotFoundError: No module named 'markeval_no_such_module'" in broken[0]["status"]
-    assert broken[0]["status"].startswith("not graded: cell ")
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "not graded:" in done.stderr and "broken" in done.stderr
-    assert f"graded {len(STUDENTS)} of {len(STUDENTS) + 1} notebooks" in done.stdout
+@pytest.mark.parametrize("number", NUMBERS)
+def test_nbgrader_reports_an_edited_locked_cell_and_nothing_else(courses, number):
+    log = (courses[number] / "autograde.log").read_text(encoding="utf-8")
+    student, changed = None, []
+    for line in log.splitlines():
+        sanitizing = re.search(r"Sanitizing .*/submitted/([^/]+)/", line)
+        student = sanitizing[1] if sanitizing else student
+        if "checksum" in line and "has changed" in line:
+            changed.append((student, re.search(r"for cell (\S+) has changed", line)[1]))
+    assert [s for s, _ in changed] == ["edited"], changed
+    assert changed[0][1].startswith("locked-")
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_the_batch_grader_gives_every_submission_its_right_score(batches, number):
+    rows, done, before = batches[number]
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    tasks = [t for t in assignment(number).tasks if t.auto]
+    wrong = {}
+    for klass in (*CLASSES, *BATCH_ONLY):
+        mine = {r["question"]: r for r in rows if r["student"] == klass}
+        expected = _expected(number, klass if klass in CLASSES else "untouched")
+        for task in tasks:
+            if float(mine[task.key]["earned"]) != expected[task.key]:
+                wrong[klass, task.key] = (mine[task.key]["earned"], mine[task.key]["status"],
+                                          expected[task.key])
+        assert mine["total"]["sha256"] == before[klass], klass  # the bytes handed in
+        assert float(mine["total"]["earned"]) == sum(expected.values()), klass
+        assert {r["seed"] for r in mine.values()} == {str(SEED)}
+        written = [t for t in assignment(number).tasks if not t.auto]
+        assert all(mine[t.key]["earned"] == "" and mine[t.key]["status"] == "graded by hand"
+                   for t in written)
+    assert not wrong, f"A{number} (class, question): (earned, status, right): {wrong}"
+    statuses = {(r["student"], r["question"]): r["status"] for r in rows}
+    first_code = next(t.key for t in tasks if t.kind == "code")
+    assert statuses["loop", first_code] == "over the time limit"
+    scratch = [t.key for t in tasks if t.question.allowed is not None]
+    assert {statuses["library", k] for k in scratch} == {"module not allowed"}
+
+
+def test_the_copier_changed_the_file_but_not_the_grade(batches):
+    number = NUMBERS[0]
+    rows, _, before = batches[number]
+    name = IDS[number]
+    folder = Path(next(r["notebook"] for r in rows if r["student"] == "mistakes")).parent
+    now = hashlib.sha256((folder / f"{name}.ipynb").read_bytes()).hexdigest()
+    assert now == before["correct"] != before["mistakes"]  # the copy happened, on disk
+    assert {r["sha256"] for r in rows if r["student"] == "mistakes"} == {before["mistakes"]}
 
 
 def test_the_batch_grader_stops_a_notebook_at_its_time_limit(tmp_path):
-    from markeval.exercises.grade import grade_notebook
+    from markeval.exercises.grade import grade_notebooks
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time"),
                                          nbformat.v4.new_code_cell("time.sleep(60)")])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
-    path = tmp_path / "slow" / "dana.ipynb"
+    path = tmp_path / "slow" / "assignment_1_ngram_metrics.ipynb"
     path.parent.mkdir()
     nbformat.write(nb, path)
-    graded = grade_notebook(path, timeout=8, student_from="folder")
-    assert graded.student == "slow" and graded.earned is None and graded.seconds < 40
+    [graded] = grade_notebooks([path], timeout=8, student_from="folder", progress=False,
+                               seed=1)
+    assert graded.student == "slow" and graded.earned is None and graded.seconds < 60
     # (the limit counts the kernel's start too: on a loaded machine it may end in cell 0)
     assert re.fullmatch(r"time limit of 8 s exceeded \(in cell [01]\)", graded.failure)
     assert graded.total_row()["status"] == f"not graded: {graded.failure}"

@@ -1,13 +1,14 @@
 """The batch grader's command line refuses, before any notebook runs, what it would lose or
-destroy: an --out that is a folder, a submitted notebook or someone's file, and student names
-it cannot read (no kernel is started by any of these tests)."""
+destroy: an --out that is a folder, a submitted notebook or someone's file, student names it
+cannot read, and notebooks of no known assignment (no kernel is started by any of these
+tests)."""
 
 from __future__ import annotations
 
 import nbformat
 import pytest
 
-from markeval.exercises import grade
+from markeval.exercises import autograde, grade
 
 
 @pytest.fixture
@@ -48,10 +49,29 @@ def test_an_existing_file_is_replaced_only_with_force(submitted, tmp_path, capsy
     _refused(capsys, [str(submitted), "--out", str(mine)],
              f"--out {mine}: exists; pass --force to replace it")
     assert mine.read_text() == "my own spreadsheet\n"
-    monkeypatch.setattr(grade, "grade_notebook",
-                        lambda path, **kw: grade.Graded("bob", str(path), failure="test"))
-    assert grade.main([str(submitted), "--out", str(mine), "--force"]) == 1
+    monkeypatch.setattr(autograde, "prepare", lambda task, seed: None)  # no references
+    monkeypatch.setattr(grade, "grade_notebook", lambda submission, prepared, **kw: grade.Graded(
+        submission.student, str(submission.path), failure="test"))
+    assert grade.main([str(submitted), "--out", str(mine), "--force", "--assignment", "1"]) == 1
     assert mine.read_text().startswith(",".join(grade.COLUMNS))
+
+
+def test_a_notebook_of_no_known_assignment_is_refused_before_grading(submitted, tmp_path,
+                                                                     capsys):
+    _refused(capsys, [str(submitted), "--out", str(tmp_path / "grades.csv")],
+             f"--assignment: not given, and not in the path of {submitted} (a file or folder "
+             "named assignment_N_...)")
+
+
+def test_the_assignment_is_read_from_the_path(tmp_path):
+    path = tmp_path / "submitted" / "bob" / "assignment_3_embedding_metrics" / "mine.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), path)
+    [found] = grade.read_submissions([tmp_path / "submitted"], student_from="nbgrader")
+    assert (found.student, found.assignment) == ("bob", 3)
+    assert found.sha256 == grade.hashlib.sha256(path.read_bytes()).hexdigest()
+    [given] = grade.read_submissions([path], assignment=2)
+    assert given.assignment == 2
 
 
 def test_out_under_a_file_is_refused_before_grading(submitted, tmp_path, capsys):

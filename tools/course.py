@@ -13,24 +13,32 @@ outputs cleared, with nbgrader's cell metadata (schema 3) on every cell
 * an **answer cell** (code holding ``### BEGIN SOLUTION`` … ``### END SOLUTION``) is an
   autograded answer: ``solution``, not locked, grade id ``answer-qN`` (its question's heading);
 * a **check cell** (``A.check("qN", answer)``) is an autograder test worth the points of
-  ``qN`` in the assignment's ``points_table()``, locked, grade id ``qN``; a hidden test
-  (``assert A.results.get("qN")``, removed from the released notebook) makes the cell fail
-  when the check did, so the student's copy shows the verdict, never a traceback;
+  ``qN`` in the assignment's ``points_table()``, locked, grade id ``qN``. Its visible check is
+  the student's feedback; its hidden test (removed from the released notebook) grades:
+  ``verify(N, "qN", answer, seed=S)`` (:func:`markeval.exercises.autograde.verify`) runs the
+  answer the assignment names on hidden cases drawn with the course's grading seed ``S``,
+  under the question's module rule and time limit, compares it with the reference in that
+  cell, and fails the cell unless it passed. Nothing the notebook's checker ``A`` recorded is
+  read, so nothing a student does to it changes a grade;
 * a **written answer** (the Markdown cell ``**Answer to QNb.** *Your answer here.*``) is a
   manually graded answer worth its points, grade id ``qNb``; the model answer of the
   ``{solution}`` block that follows it moves inside it, between solution markers, so that the
   formgrader shows it to the grader and nbgrader removes it from the release;
 * **every other cell** (the questions, the setup, the data, the summary) is locked.
 
-Links to the book's pages point at the published book (``--book-url``). The auto-graded total
-of a submission is then exactly ``A.score()["earned"]`` of the same answers: a check cell
-earns its points when its question passed.
+Links to the book's pages point at the published book (``--book-url``). The grading seed is
+``--seed``, or drawn at random when the course is written; it lives only in the source
+notebooks' hidden tests (keep the course folder from students).
 
-``nbgrader_config.py`` names the course, keeps the autograder's time per cell generous (a
-check on real data takes a while on two cores), and makes ``nbgrader generate_assignment``
-write the same starter code as the book's student notebooks
+``nbgrader_config.py`` names the course, limits every cell to :data:`CELL_TIMEOUT_S` seconds
+(nbgrader then interrupts the kernel, the cell scores 0 and the next cell runs), and makes
+``nbgrader generate_assignment`` write the same starter code as the book's student notebooks
 (:mod:`markeval.exercises.starter`): ``raise NotImplementedError()`` inside functions and a
-comment at the top level, so that *Run all* in a released notebook reaches the score. nbgrader
+comment at the top level, so that *Run all* in a released notebook reaches the score. It also
+keeps nbgrader's checksum warnings meaningful: nbgrader stores a check cell's checksum *before*
+it removes the hidden tests (jupyter/nbgrader#1961), so every check cell of every submission
+would "have changed"; a locked cell that is exactly as released gets its hidden tests back
+before nbgrader compares, so that only a real edit is reported (and overwritten). nbgrader
 itself (a test-only dependency of the book, ``requirements.txt``) and markeval must be
 installed where the course is graded.
 
@@ -41,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import secrets
 import sys
 from pathlib import Path
 
@@ -56,8 +65,9 @@ __all__ = ["COURSE_ID", "DEFAULT_OUTDIR", "book_url", "course_notebook", "nbgrad
 
 COURSE_ID = "markeval"
 DEFAULT_OUTDIR = Path("_build/course")
-#: The autograder's limit for one cell, in seconds (the book's own: _config.yml).
-CELL_TIMEOUT_S = 900
+#: The autograder's limit for one cell, in seconds (the course page states it).
+CELL_TIMEOUT_S = 60
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
 _CHECK = re.compile(r"""\bA\.check\(\s*["'](q\d+[a-z]?)["']\s*,\s*(\w+)""")
 _HEADING = re.compile(r"^#{1,4} +(Q\d+[a-z]?)\b", re.M)
@@ -68,12 +78,13 @@ _SOLUTION_FENCE = re.compile(r"^(`{3,}|~{3,}|:{3,})\{solution\}")
 _CONFIG = '''\
 # The markeval course, for nbgrader. Written by `python -m tools.course` (make course) from the
 # book's instructor notebooks: edit the book and write it again rather than editing here.
-from nbgrader.converters import GenerateAssignment
-from nbgrader.preprocessors import ClearSolutions
+from nbgrader.api import MissingEntry
+from nbgrader.converters import Autograde, GenerateAssignment
+from nbgrader.preprocessors import ClearSolutions, OverwriteCells
 
 c = get_config()  # noqa: F821 - provided by nbgrader's configuration loader
 c.CourseDirectory.course_id = {course_id!r}
-# Checks on real data take a while on two cores: the autograder's limit for one cell.
+# The limit for one cell: past it nbgrader interrupts the kernel, and the cell scores 0.
 c.Execute.timeout = {timeout}
 c.ClearSolutions.text_stub = {text_stub!r}
 
@@ -95,6 +106,31 @@ class StarterCode(ClearSolutions):
 c.GenerateAssignment.preprocessors = [
     StarterCode if step is ClearSolutions else step
     for step in GenerateAssignment.class_traits()["preprocessors"].default()]
+
+
+class RestoreHiddenTests(OverwriteCells):
+    """nbgrader stores a check cell's checksum before it removes the hidden tests
+    (jupyter/nbgrader#1961), so every check cell of every submission "has changed". A locked
+    cell exactly as released gets its hidden tests back first; an edited one is still
+    reported, and overwritten, by OverwriteCells."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        grade_id = cell.metadata.get("nbgrader", {{}}).get("grade_id")
+        try:
+            saved = grade_id and self.gradebook.find_source_cell(
+                grade_id, self.notebook_id, self.assignment_id)
+        except MissingEntry:
+            saved = None  # reported by OverwriteCells
+        if saved and saved.locked and {hidden_begin!r} in saved.source:
+            released = saved.source.split("\\n" + {hidden_begin!r})[0]
+            if released == cell.source:
+                cell.source = saved.source
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
+c.Autograde.sanitize_preprocessors = [
+    RestoreHiddenTests if step is OverwriteCells else step
+    for step in Autograde.class_traits()["sanitize_preprocessors"].default()]
 '''
 
 
@@ -115,7 +151,8 @@ def book_url(config: dict) -> str:
 
 def nbgrader_config(*, course_id: str = COURSE_ID, timeout: int = CELL_TIMEOUT_S) -> str:
     """The text of the course's ``nbgrader_config.py``."""
-    return _CONFIG.format(course_id=course_id, timeout=int(timeout), text_stub=ANSWER_PLACEHOLDER)
+    return _CONFIG.format(course_id=course_id, timeout=int(timeout), text_stub=ANSWER_PLACEHOLDER,
+                          hidden_begin=HIDDEN_BEGIN)
 
 
 def _meta(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
@@ -149,17 +186,18 @@ def _relink(text: str, base: str) -> str:
                                   f"{m['anchor'] or ''})", text)
 
 
-def course_notebook(path: Path, *, base_url: str) -> nbformat.NotebookNode:
+def course_notebook(path: Path, *, base_url: str, seed: int) -> nbformat.NotebookNode:
     """The nbgrader source notebook of the executed instructor notebook ``path``.
 
-    ``base_url`` is the published book, for the links to its pages. See the module notes for
-    what each cell becomes.
+    ``base_url`` is the published book, for the links to its pages; ``seed`` the grading seed
+    of the hidden tests. See the module notes for what each cell becomes.
 
     Raises
     ------
     ValueError
-        When a check or an answer cell names a question the assignment does not have, when a
-        question has no check or answer cell, or when a cell checks two questions.
+        When a check or an answer cell names a question the assignment does not have, or an
+        answer by another name than the assignment's, when a question has no check or answer
+        cell, or when a cell checks two questions.
     """
     path = Path(path)
     number = int(path.stem.split("_")[1])
@@ -191,12 +229,15 @@ def course_notebook(path: Path, *, base_url: str) -> nbformat.NotebookNode:
         if len(match_check) > 1:
             raise ValueError(f"{path.name}: one cell checks {len(match_check)} questions")
         if match_check:
-            key = match_check[0][0]
+            key, name = match_check[0]
             if key not in tasks or not tasks[key].auto:
                 raise ValueError(f"{path.name}: A.check({key!r}) is not an auto-checked question")
-            cell.source = (f"{cell.source.rstrip()}\n### BEGIN HIDDEN TESTS\n"
-                           f"assert A.results.get({key!r}), {key.upper() + ' did not pass'!r}\n"
-                           "### END HIDDEN TESTS")
+            if name != tasks[key].answer:
+                raise ValueError(f"{path.name}: A.check({key!r}, {name}) checks another name "
+                                 f"than the assignment's answer, {tasks[key].answer}")
+            cell.source = (f"{cell.source.rstrip()}\n{HIDDEN_BEGIN}\n"
+                           "from markeval.exercises.autograde import verify\n"
+                           f"verify({number}, {key!r}, {name}, seed={seed})\n{HIDDEN_END}")
             meta = _meta(key, grade=True, locked=True, points=tasks[key].points)
             graded.append(key)
         elif match_answer:
@@ -227,8 +268,9 @@ def course_notebook(path: Path, *, base_url: str) -> nbformat.NotebookNode:
 
 
 def write_course(source: Path = Path("."), outdir: Path = DEFAULT_OUTDIR, *,
-                 base_url: str | None = None) -> list[Path]:
-    """Write the course folder (see the module notes) for the book in ``source``.
+                 base_url: str | None = None, seed: int | None = None) -> list[Path]:
+    """Write the course folder (see the module notes) for the book in ``source``, its hidden
+    tests drawing their cases with ``seed`` (default: a random one).
 
     Returns
     -------
@@ -242,13 +284,14 @@ def write_course(source: Path = Path("."), outdir: Path = DEFAULT_OUTDIR, *,
     paths = assignment_sources(source)
     if not paths:
         raise FileNotFoundError(f"no paired book/assignment_*.md and .ipynb under {source}")
+    seed = secrets.randbits(31) if seed is None else int(seed)
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "nbgrader_config.py").write_text(nbgrader_config(), encoding="utf-8")
     written = []
     for path in paths:
         target = outdir / "source" / path.stem / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(course_notebook(path, base_url=base_url), target)
+        nbformat.write(course_notebook(path, base_url=base_url, seed=seed), target)
         written.append(target)
     return written
 
@@ -266,9 +309,11 @@ def main(argv=None) -> int:
     parser.add_argument("--book-url", default=None,
                         help="the published book, for links (default: GitHub Pages of "
                              "repository.url in _config.yml)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="the grading seed of the hidden tests (default: random)")
     args = parser.parse_args(argv)
     try:
-        written = write_course(args.source, args.outdir, base_url=args.book_url)
+        written = write_course(args.source, args.outdir, base_url=args.book_url, seed=args.seed)
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -12,7 +12,9 @@ case itself.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import sys
 import textwrap
 from dataclasses import dataclass, field
 
@@ -22,7 +24,7 @@ from markeval._checks import check_bool, check_number, check_seed
 from markeval.exercises import _describe as text
 from markeval.exercises._compare import close
 from markeval.exercises._describe import WIDTH
-from markeval.exercises._forbidden import forbidden_use
+from markeval.exercises._guard import AnswerTimeout, allowed_text, guard
 
 # --- results ----------------------------------------------------------------------------------
 
@@ -125,6 +127,19 @@ class CheckResult:
         return None
 
 
+@dataclass(frozen=True, eq=False)
+class AnswerRun:
+    """What :meth:`Question.run` saw: one ``(returned, raised)`` pair per case run, the first
+    module the answer reached that its question does not allow, whether it ran out of time,
+    and what it printed (``stdout``, ``stderr``)."""
+
+    outputs: list
+    forbidden: str | None = None
+    timed_out: bool = False
+    stdout: str = ""
+    stderr: str = ""
+
+
 # --- questions --------------------------------------------------------------------------------
 
 
@@ -169,11 +184,13 @@ class Question:
         Whether a failing function question shows the reference's output on the failing
         input (in the verdict and in :meth:`failing_case`). Never shown for a value question,
         nor for a case without arguments.
-    forbidden : sequence of str
-        For a question that asks for an implementation from scratch: qualified names of the
-        library functions the answer must not use (``"markeval.bleu"``). An answer that
-        calls one — directly, under an alias, through a helper or a lambda — fails without
-        running its cases (see :func:`markeval.exercises._forbidden.forbidden_use`).
+    allowed : sequence of str, optional
+        For a question that asks for an implementation from scratch: the packages, beside the
+        standard library, that the answer may use (``("numpy",)``). The answer runs under
+        :func:`markeval.exercises._guard.guard`: one that reaches any other module — markeval,
+        nltk, sacrebleu, a helper module of its own — by any route (an alias, ``getattr`` at
+        run time, ``importlib``, ``exec``) fails, and the verdict names the module. None
+        (the default): any module.
 
     Examples
     --------
@@ -228,15 +245,15 @@ class Question:
 
     >>> import markeval
     >>> w = Question("BLEU", reference=lambda h, r: markeval.bleu(h, r).score,
-    ...              cases=[(["a cat"], [["a cat"]])], forbidden=["markeval.bleu"])
+    ...              cases=[(["a cat"], [["a cat"]])], allowed=("numpy",))
     >>> ok = w.check(lambda h, r: markeval.bleu(h, r).score)
-    ✗ BLEU: uses markeval.bleu, which this question asks you to implement
-      (write it from the definitions; no hints; call .solution() on this question)
+    ✗ BLEU: case 1 of 1 uses module 'markeval.lexical.bleu'
+      (allowed: the standard library and numpy; write it from the definitions)
     """
 
     def __init__(self, title: str, *, reference=None, cases=None, expected=None, hints=(),
                  solution: str = "", rtol: float = 1e-9, atol: float = 1e-12, seed: int = 0,
-                 show_expected: bool = True, forbidden=()):
+                 show_expected: bool = True, allowed=None):
         if not isinstance(title, str) or not title.strip():
             raise ValueError(f"title must be a non-empty str, got {title!r}")
         if reference is None and expected is None:
@@ -254,12 +271,14 @@ class Question:
                             f"a function of an rng, got {type(cases).__name__}")
         if isinstance(hints, str):
             hints = (hints,)
-        if isinstance(forbidden, str) or not all(isinstance(f, str) for f in forbidden):
-            raise TypeError(f"Question {title!r}: forbidden must be a sequence of qualified "
-                            f"names like 'markeval.bleu', got {forbidden!r}")
-        if forbidden and reference is None:
-            raise ValueError(f"Question {title!r}: forbidden applies to function questions; "
-                             "a value cannot be inspected")
+        if allowed is not None:
+            if isinstance(allowed, str) or not all(isinstance(a, str) for a in allowed):
+                raise TypeError(f"Question {title!r}: allowed must be a sequence of package "
+                                f"names like ('numpy',), got {allowed!r}")
+            if reference is None:
+                raise ValueError(f"Question {title!r}: allowed applies to function questions; "
+                                 "a value does not run")
+            allowed = tuple(allowed)
         rtol = check_number(rtol, f"Question {title!r}: rtol", minimum=0.0)
         atol = check_number(atol, f"Question {title!r}: atol", minimum=0.0)
         self.title = title
@@ -272,7 +291,7 @@ class Question:
         self.atol = atol
         self.seed = check_seed(seed)
         self.show_expected = check_bool(show_expected, f"Question {title!r}: show_expected")
-        self.forbidden = tuple(forbidden)
+        self.allowed = allowed
         self._next_hint = 0
         self._last_case = None
 
@@ -289,9 +308,83 @@ class Question:
             text += "; .failing_case() returns this case"
         return f"  ({text})"
 
-    def _cases(self) -> list[tuple]:
-        raw = self.cases(np.random.default_rng(self.seed)) if callable(self.cases) else self.cases
+    def _cases(self, seed: int | None = None) -> list[tuple]:
+        """The argument tuples, drawn with ``seed`` (default: the question's own)."""
+        rng = np.random.default_rng(self.seed if seed is None else seed)
+        raw = self.cases(rng) if callable(self.cases) else self.cases
         return [case if isinstance(case, tuple) else (case,) for case in raw]
+
+    def run(self, answer, cases, *, time_limit: float | None = None) -> AnswerRun:
+        """Call ``answer`` on every case (fresh copies), under the guard of the question's
+        ``allowed`` modules and within ``time_limit`` seconds for all the cases together.
+
+        Stops at the first case that reaches a module not allowed, at the time limit, and at
+        a starter's ``NotImplementedError`` on the first case. It does not compare anything:
+        :meth:`judge` does, wherever the references are computed.
+        """
+        namespace = getattr(answer, "__globals__", None)
+        copies = copy.deepcopy(list(cases))  # an answer that mutates its input changes nothing
+        outputs = []
+        with guard(namespace if isinstance(namespace, dict) else {}, self.allowed,
+                   time_limit=time_limit) as record:
+            for args in copies:
+                try:
+                    outputs.append((answer(*args), None))
+                except (Exception, AnswerTimeout) as err:  # noqa: BLE001 - a failed case
+                    outputs.append((None, err))
+                if record.forbidden or record.timed_out or (
+                        len(outputs) == 1 and isinstance(outputs[0][1], NotImplementedError)):
+                    break
+        return AnswerRun(outputs, record.forbidden, record.timed_out, record.stdout,
+                         record.stderr)
+
+    def _stopped(self, run: AnswerRun, i: int, n: int) -> list[str]:
+        """The verdict of a run stopped at case ``i`` of ``n`` by the guard or the clock."""
+        if run.forbidden:
+            return [text.verdict_head("✗", self.title, f"case {i} of {n} uses module "
+                                                       f"{run.forbidden!r}"),
+                    f"  (allowed: {allowed_text(self.allowed)}; write it from the definitions)"]
+        where = f" (stopped at case {i} of {n})" if i else ""
+        return [text.verdict_head("✗", self.title, f"over its time limit{where}")]
+
+    def judge(self, cases, run: AnswerRun, *, wants=None, names=None, start: int = 1,
+              n: int | None = None) -> tuple[bool | None, list[str], FailingCase | None]:
+        """Compare an :class:`AnswerRun` with the reference on the same ``cases``.
+
+        Returns ``(passed, verdict lines, failing case)``; ``passed`` is None for a starter
+        left untouched. ``wants`` are the reference's outputs on ``cases`` when computed
+        already (a grader computes them once for a class); ``names`` are the answer's
+        parameter names, for the input lines; ``cases`` are cases ``start``, ``start + 1``, …
+        of ``n`` (default: all of them).
+        """
+        n = len(cases) if n is None else n
+        if run.forbidden or run.timed_out:
+            return False, self._stopped(run, start - 1 + len(run.outputs), n), None
+        if start == 1 and run.outputs and isinstance(run.outputs[0][1], NotImplementedError):
+            return None, [], None
+        for i, (args, (got, error)) in enumerate(zip(cases, run.outputs), start=start):
+            want = (self.reference(*copy.deepcopy(args)) if wants is None
+                    else wants[i - start])
+            if error is None and close(got, want, self.rtol, self.atol):
+                continue
+            show = self.show_expected and len(args) > 0
+            case = FailingCase(i, copy.deepcopy(args), want if show else None, got, error)
+            lines = [text.verdict_head("✗", self.title, f"case {i} of {n} failed")]
+            lines += text.input_lines(args, names)
+            if error is not None:
+                lines.append("  raised:   " + text.describe_error(error, WIDTH - 12))
+            else:
+                lines.append(text.line("returned:", got))
+            if show:
+                lines.append(text.line("expected:", want))
+                both_in_full = (text.render(got, WIDTH - 12) is not None
+                                and text.render(want, WIDTH - 12) is not None)
+                if error is None and not both_in_full:  # else the two lines show it all
+                    detail = text.difference_line(got, want, self.rtol, self.atol)
+                    lines += [detail] if detail else []
+            lines.append(self._pointer(function=True))
+            return False, lines, case
+        return True, [self._pass_line(n)], None
 
     def _verdict(self, passed: bool, n: int, failed: int | None, lines, *, attempted=True,
                  case: FailingCase | None = None) -> CheckResult:
@@ -314,9 +407,11 @@ class Question:
             line = text.verdict_head("○", self.title, tails[-2])
         return self._verdict(False, n, None, line, attempted=False)
 
+    def _pass_line(self, n: int) -> str:
+        return text.verdict_head("✓", self.title, f"passed {text.count(n, 'case')}")
+
     def _passed(self, n: int) -> CheckResult:
-        passed = text.verdict_head("✓", self.title, f"passed {text.count(n, 'case')}")
-        return self._verdict(True, n, None, passed)
+        return self._verdict(True, n, None, self._pass_line(n))
 
     def check(self, answer) -> CheckResult:
         """Check an answer and print the verdict.
@@ -335,9 +430,12 @@ class Question:
             It does not display itself in a notebook, so a cell ending in ``q.check(...)``
             shows the verdict once.
         """
-        if self.reference is None:
-            return self._check_value(answer)
-        return self._check_function(answer)
+        # nbgrader scores 0 a test cell that writes to stderr: an answer's (or the library's)
+        # progress bars and warnings are not failures, so they go to stdout.
+        with contextlib.redirect_stderr(sys.stdout):
+            if self.reference is None:
+                return self._check_value(answer)
+            return self._check_function(answer)
 
     def _check_value(self, answer) -> CheckResult:
         if answer is None:
@@ -371,52 +469,20 @@ class Question:
                 text.verdict_head("✗", self.title, f"expected a function but got "
                                        f"{text.describe(answer, 40)}"),
                 "  (pass the function itself, without calling it)"])
-        used = forbidden_use(answer, self.forbidden) if self.forbidden else None
-        if used is not None:
-            return self._verdict(False, 0, None, [
-                text.verdict_head("✗", self.title,
-                                  f"uses {used}, which this question asks you to implement"),
-                self._pointer().replace("  (", "  (write it from the definitions; ", 1)])
         cases = self._cases()
-        n = len(cases)
-        names = None
+        # Case by case, so that the first failure stops the check (and its output shows).
         for i, args in enumerate(cases, start=1):
-            # Fresh copies: an answer that mutates its input must not change what the
-            # reference sees, nor the next case, nor the case reported.
-            error = got = None
-            try:
-                got = answer(*copy.deepcopy(args))
-            except NotImplementedError as err:
-                if i == 1:
-                    return self._not_answered(n, "replace the NotImplementedError with your code",
-                                              "replace NotImplementedError with your code",
-                                              "write your code")
-                error = err
-            except Exception as err:  # noqa: BLE001 - any error in the answer is a failed case
-                error = err
-            want = self.reference(*copy.deepcopy(args))
-            if error is None and close(got, want, self.rtol, self.atol):
-                continue
-            show = self.show_expected and len(args) > 0
-            case = FailingCase(i, copy.deepcopy(args), want if show else None, got, error)
-            if names is None:
-                names = text.parameter_names(answer, len(args))
-            lines = [text.verdict_head("✗", self.title, f"case {i} of {n} failed")]
-            lines += text.input_lines(args, names)
-            if error is not None:
-                lines.append("  raised:   " + text.describe_error(error, WIDTH - 12))
-            else:
-                lines.append(text.line("returned:", got))
-            if show:
-                lines.append(text.line("expected:", want))
-                both_in_full = (text.render(got, WIDTH - 12) is not None
-                                and text.render(want, WIDTH - 12) is not None)
-                if error is None and not both_in_full:  # else the two lines show it all
-                    detail = text.difference_line(got, want, self.rtol, self.atol)
-                    lines += [detail] if detail else []
-            lines.append(self._pointer(function=True))
-            return self._verdict(False, n, i, lines, case=case)
-        return self._passed(n)
+            run = self.run(answer, [args])
+            print(run.stdout + run.stderr, end="")
+            passed, lines, case = self.judge([args], run, start=i, n=len(cases),
+                                             names=text.parameter_names(answer, len(args)))
+            if passed is None:
+                return self._not_answered(len(cases), "replace the NotImplementedError with "
+                                          "your code", "replace NotImplementedError with your "
+                                          "code", "write your code")
+            if not passed:
+                return self._verdict(False, len(cases), i, lines, case=case)
+        return self._passed(len(cases))
 
     def failing_case(self) -> FailingCase | None:
         """The case the last :meth:`check` failed, or None (it passed, or nothing was checked).

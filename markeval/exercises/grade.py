@@ -1,27 +1,47 @@
-"""Batch grading without nbgrader: run every submitted notebook and collect its score.
+"""Batch grading without nbgrader: every submission recomputed from the assignment's definition.
 
 ::
 
-    python -m markeval.exercises.grade SUBMISSIONS... --out grades.csv [--timeout 900]
+    python -m markeval.exercises.grade SUBMISSIONS... --out grades.csv [--assignment N]
+                                       [--seed S] [--timeout 900]
 
-Each submission (a notebook, or a folder searched for ``*.ipynb``) is executed top to bottom
-in a fresh kernel, in its own folder, within a time limit for the whole notebook. A cell that
-raises does not stop the run (the answers after it are still checked, as nbgrader's autograder
-does). Then the kernel is asked for the assignment's :meth:`~markeval.exercises.assignments.
-Assignment.report`: what each ``A.check(...)`` of the notebook gave.
+What a grade comes from:
 
-The CSV has one row per student and question — ``student``, ``notebook``, ``assignment``,
-``question``, ``title``, ``kind``, ``points``, ``earned`` (empty for written questions, graded
-by hand) and ``status`` — and one ``total`` row per student with the auto-checked points. A
-notebook that cannot be graded (unreadable, over the time limit, or without an assignment
-because a cell failed first, such as an import) gets one ``total`` row whose status says why,
-is listed at the end, and the command exits with status 1 after grading all the others.
+* **The bytes as handed in.** Every submission (a notebook, or a folder searched for
+  ``*.ipynb``) is read before any of them runs; the SHA-256 of its bytes goes into its rows.
+  A notebook that rewrites another submission changes nothing graded.
+* **Its own folder.** Each notebook runs in a fresh kernel, in a temporary folder holding a
+  copy of that notebook only: it cannot reach another submission, the output CSV or the
+  course files by a relative path. Each cell has :data:`CELL_TIME_LIMIT` seconds (then the
+  kernel is interrupted and the next cell runs, as nbgrader does); the whole notebook
+  ``--timeout``. A cell that raises does not stop the run. The feedback cells
+  (``A.check("qN", answer)`` or ``A.summary()`` alone in a cell) are skipped.
+* **The assignment's definition, not the notebook's checker.** After the last cell, the answers
+  are taken from the kernel by the names the assignment gives them
+  (:attr:`~markeval.exercises.assignments.Task.answer`) and the kernel is stopped. What the
+  notebook's ``A.check`` recorded, printed or summed is never read.
+* **A process the notebook did not create.** The answers run in a fresh sandbox process
+  (:mod:`markeval.exercises._sandbox`) on hidden cases drawn with the grading seed, under each
+  question's module rule and :data:`~markeval.exercises.autograde.ANSWER_TIME_LIMIT`; an answer
+  over its limit scores 0 and the others still grade. The sandbox sends back plain outputs
+  only; this process compares them with the references it computed itself, once per class
+  (:func:`markeval.exercises.autograde.prepare`), and gives the points of the definition.
+
+The assignment is ``--assignment``, or read from the path (``assignment_1_ngram_metrics.ipynb``,
+or nbgrader's ``submitted/<student>/assignment_1_…/``). The seed is ``--seed``, or drawn at
+random and written into every row, so that a regrade with ``--seed`` reproduces the cases.
+
+The CSV has one row per student and question — :data:`COLUMNS`: ``earned`` is empty for written
+questions (graded by hand), ``status`` one of :data:`~markeval.exercises.autograde.STATUSES` —
+and one ``total`` row per student. A notebook that cannot be graded (unreadable, or over its
+whole time limit) gets one ``total`` row whose status says why, is listed at the end, and the
+command exits with status 1 after grading all the others.
 
 The student is named after the notebook's file (``alice.ipynb``), its folder
 (``alice/assignment_1_ngram_metrics.ipynb``, ``--student-from folder``), or nbgrader's layout
 ``submitted/<student>/<assignment>/<notebook>.ipynb`` (``--student-from nbgrader``).
 
-Executing notebooks needs ``nbclient``, ``nbformat`` and ``ipykernel``
+Executing notebooks needs ``nbclient``, ``nbformat``, ``ipykernel`` and ``cloudpickle``
 (``pip install "markeval[course]"``; Colab and Jupyter have them).
 """
 
@@ -29,36 +49,76 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
-import json
+import math
 import os
+import queue
+import re
+import secrets
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from markeval._checks import check_choice, check_number
+from markeval.exercises._question import AnswerRun
 
-__all__ = ["COLUMNS", "Graded", "grade_notebook", "grade_notebooks", "main", "write_csv"]
+__all__ = ["CELL_TIME_LIMIT", "COLUMNS", "Graded", "Submission", "grade_notebook",
+           "grade_notebooks", "main", "read_submissions", "write_csv"]
 
 #: The columns of the grades CSV.
-COLUMNS = ("student", "notebook", "assignment", "question", "title", "kind", "points", "earned",
-           "status")
+COLUMNS = ("student", "notebook", "sha256", "seed", "assignment", "question", "title", "kind",
+           "points", "earned", "status")
+#: Seconds for one cell of a submission (the kernel is interrupted after them).
+CELL_TIME_LIMIT = 60
 STUDENT_FROM = ("file", "folder", "nbgrader")
-_MARK = "<<markeval-grade>>"
-# Run in the student's kernel after the notebook: the report of the notebook's assignment
-# (the Assignment object that checked the most answers, normally the notebook's `A`).
-_PROBE = f"""
-import json as _grade_json
-from markeval.exercises.assignments import Assignment as _GradeAssignment
-_grade_found = [_v for _v in list(globals().values()) if isinstance(_v, _GradeAssignment)]
-if _grade_found:
-    _grade_a = max(_grade_found, key=lambda _a: len(_a.results))
-    print({_MARK!r} + _grade_json.dumps({{"number": _grade_a.number, "title": _grade_a.title,
-                                         "report": _grade_a.report()}}))
-else:
-    print({_MARK!r} + "null")
+_ASSIGNMENT_IN_PATH = re.compile(r"^assignment_(\d+)_")
+# The notebook's feedback cells, alone in their cell: their verdicts are never read, and
+# skipping them spares every answer a second run.
+_FEEDBACK = re.compile(r"""\s*(A\.check\(\s*["']q\d+[a-z]?["']\s*,\s*\w+\s*\)|A\.summary\(\));?\s*""")
+# Run in the student's kernel after the notebook: each named answer, pickled by value, into a
+# file of the grader's folder. It can only choose which objects are graded, not their grades.
+_PROBE = """
+import builtins as _grade_builtins
+def _grade_take(_names, _path):
+    import cloudpickle
+    _found, _space = {{}}, _grade_builtins.globals()
+    for _name in _names:
+        if _name in _space:
+            try:
+                _found[_name] = cloudpickle.dumps(_space[_name])
+            except Exception as _err:
+                _found[_name] = repr(_err)
+    with _grade_builtins.open(_path, "wb") as _handle:
+        _handle.write(cloudpickle.dumps(_found))
+_grade_take({names!r}, {path!r})
 """
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One notebook as handed in: read once, before any notebook runs.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+    student : str
+    data : bytes
+        The file's bytes (what is graded).
+    sha256 : str
+    assignment : int or None
+        From ``--assignment`` or the path; None when neither says.
+    """
+
+    path: Path
+    student: str
+    data: bytes = field(repr=False)
+    sha256: str
+    assignment: int | None
 
 
 @dataclass
@@ -68,6 +128,10 @@ class Graded:
     Attributes
     ----------
     student, notebook : str
+    sha256 : str
+        Of the bytes graded.
+    seed : int or None
+        The grading seed of the hidden cases.
     assignment : int or None
     rows : list of dict
         One per question (see :data:`COLUMNS`), without the total; empty when ``failure``.
@@ -79,6 +143,8 @@ class Graded:
 
     student: str
     notebook: str
+    sha256: str = ""
+    seed: int | None = None
     assignment: int | None = None
     rows: list = field(default_factory=list)
     failure: str | None = None
@@ -86,14 +152,15 @@ class Graded:
 
     @property
     def earned(self) -> int | None:
-        """Auto-checked points earned (None when the notebook could not be graded)."""
+        """Auto-graded points earned (None when the notebook could not be graded)."""
         if self.failure is not None:
             return None
         return sum(r["earned"] for r in self.rows if r["earned"] is not None)
 
     def total_row(self) -> dict:
         """The ``total`` row of the CSV."""
-        base = {"student": self.student, "notebook": self.notebook,
+        base = {"student": self.student, "notebook": self.notebook, "sha256": self.sha256,
+                "seed": "" if self.seed is None else self.seed,
                 "assignment": self.assignment or "", "question": "total", "title": "",
                 "kind": "", "points": "", "earned": "", "status": ""}
         if self.failure is not None:
@@ -101,7 +168,7 @@ class Graded:
         auto = sum(r["points"] for r in self.rows if r["earned"] is not None)
         written = sum(r["points"] for r in self.rows if r["earned"] is None)
         return {**base, "points": auto, "earned": self.earned,
-                "status": f"auto-checked; {written} written points to grade by hand"}
+                "status": f"auto-graded; {written} written points to grade by hand"}
 
 
 def _student(path: Path, student_from: str) -> str:
@@ -129,75 +196,187 @@ def _notebook_modules():
     return nbclient, nbformat
 
 
-def _first_error(nb) -> str | None:
-    for index, cell in enumerate(nb.cells):
-        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
-            if out.get("output_type") == "error":
-                return f"cell {index} raised {out['ename']}: {out['evalue']}".strip()
+def _assignment_of(path: Path, given: int | None) -> int | None:
+    """``given``, or the number in the first part of ``path`` named ``assignment_N_…``."""
+    if given is not None:
+        return given
+    for part in reversed(Path(os.path.abspath(path)).parts):
+        match = _ASSIGNMENT_IN_PATH.match(part)
+        if match:
+            return int(match[1])
     return None
 
 
-def grade_notebook(path, *, timeout: float = 900, kernel_name: str = "python3",
-                   student_from: str = "file") -> Graded:
-    """Execute one notebook within ``timeout`` seconds and read its assignment's report.
+def read_submissions(submissions, *, student_from: str = "file",
+                     assignment: int | None = None) -> list[Submission]:
+    """Every notebook of ``submissions`` (files or folders), read before any of them runs."""
+    check_choice(student_from, "student_from", STUDENT_FROM)
+    out = []
+    for path in _notebooks(submissions):
+        data = path.read_bytes()
+        out.append(Submission(path, _student(path, student_from), data,
+                              hashlib.sha256(data).hexdigest(), _assignment_of(path, assignment)))
+    return out
 
-    Parameters
-    ----------
-    path : path-like
-        The submitted notebook.
-    timeout : float, default 900
-        Seconds for the whole notebook; a notebook over it is not graded.
-    kernel_name : str, default "python3"
-    student_from : {"file", "folder", "nbgrader"}
-        How the student is named (see the module notes).
+
+def _execute(submission: Submission, names, *, timeout: float, kernel_name: str):
+    """Run the notebook in a folder of its own; return ``({name: pickle or error text},
+    failure)``, ``failure`` None when the notebook ran to its end within ``timeout``."""
+    nbclient, nbformat = _notebook_modules()
+    import pickle
+
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="markeval-grade-") as folder:
+        work = Path(folder) / submission.path.name
+        work.write_bytes(submission.data)
+        try:
+            nb = nbformat.reads(submission.data.decode("utf-8"), as_version=4)
+        except Exception as err:  # noqa: BLE001 - any unreadable file is reported, not raised
+            return {}, f"cannot read the notebook: {type(err).__name__}: {err}"
+        taken = Path(folder) / f"answers-{secrets.token_hex(8)}.pickle"
+        nb.cells.append(nbformat.v4.new_code_cell(_PROBE.format(names=list(names),
+                                                                path=str(taken))))
+        client = nbclient.NotebookClient(
+            nb, timeout=CELL_TIME_LIMIT, kernel_name=kernel_name, allow_errors=True,
+            interrupt_on_timeout=True, resources={"metadata": {"path": folder}},
+            error_on_timeout={"ename": "CellTimeoutError", "evalue": "",
+                              "traceback": [f"over the limit of {CELL_TIME_LIMIT} s a cell"]})
+        index, failure = 0, None
+        try:
+            with client.setup_kernel(cwd=folder):
+                for index, cell in enumerate(nb.cells):
+                    if cell.cell_type != "code" or _FEEDBACK.fullmatch(cell.source):
+                        continue
+                    left = timeout - (time.monotonic() - start)
+                    if left <= 0:
+                        raise TimeoutError
+                    client.timeout = max(1, math.ceil(min(left, CELL_TIME_LIMIT)))
+                    client.execute_cell(cell, index)
+                    if time.monotonic() - start >= timeout:  # stopped at the whole limit
+                        raise TimeoutError
+        except (TimeoutError, nbclient.exceptions.CellTimeoutError):
+            failure = f"time limit of {timeout:g} s exceeded (in cell {index})"
+        except Exception as err:  # noqa: BLE001 - a dead kernel is this notebook's failure only
+            failure = f"the kernel failed in cell {index}: {type(err).__name__}: {err}"
+        if failure is not None:
+            return {}, failure
+        try:
+            found = pickle.loads(taken.read_bytes())  # written by our probe, not the notebook
+        except Exception:  # noqa: BLE001 - a notebook that broke the probe has no answers
+            found = {}
+        return {k: v for k, v in found.items() if isinstance(k, str)
+                and isinstance(v, (bytes, str))}, None
+
+
+def _sandbox_runs(number: int, answers: dict, jobs: list) -> dict:
+    """Run ``jobs`` — ``(key, cases, time_limit)`` — in sandbox processes; {key: AnswerRun}.
+
+    A job that overruns its limit (plus a grace for the process itself) stops the sandbox;
+    it gets a timed-out run and the jobs after it go to a new sandbox."""
+    import pickle
+
+    from markeval.exercises._sandbox import MARK, load_outputs
+
+    runs, left = {}, list(jobs)
+    while left:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "markeval.exercises._sandbox"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir())
+        lines: queue.Queue = queue.Queue()
+        reader = threading.Thread(target=lambda: [lines.put(x) for x in process.stdout] and
+                                  lines.put(None), daemon=True)
+        reader.start()
+        try:
+            process.stdin.write(pickle.dumps({"number": number, "answers": answers,
+                                              "jobs": left}, protocol=4))
+            process.stdin.close()
+        except OSError:
+            pass  # a sandbox that died at once: its jobs fail below
+        while left:
+            key, _, limit = left[0]
+            deadline = time.monotonic() + limit + 30  # the process's own start and imports
+            text, ended = "", False
+            while time.monotonic() < deadline:
+                try:
+                    line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+                except queue.Empty:
+                    continue
+                if line is None:
+                    ended = True
+                    break
+                text = line.decode("utf-8", "replace")
+                if text.startswith(MARK):
+                    break
+            if not text.startswith(MARK):  # over time, or the process died: this job fails
+                runs[key] = (AnswerRun([(None, _Raised.of(
+                    "SandboxError", "the answer's process ended before it answered"))])
+                    if ended else AnswerRun([], None, True))
+                left.pop(0)
+                break
+            try:
+                result = load_outputs(text[len(MARK):].strip())
+                runs[key] = AnswerRun([(got, None if err is None else _Raised.of(*err))
+                                       for got, err in result["outputs"]],
+                                      result["forbidden"], result["timed_out"])
+            except Exception as err:  # noqa: BLE001 - an output that is not plain data
+                runs[key] = AnswerRun([(None, _Raised.of("TypeError", str(err)))])
+            left.pop(0)
+        process.kill()
+        process.wait()
+    return runs
+
+
+class _Raised(Exception):
+    """What an answer raised in the sandbox, by name and message."""
+
+    _classes: dict = {}
+
+    @classmethod
+    def of(cls, name: str, message: str) -> Exception:
+        name = str(name) if str(name).isidentifier() else "Exception"
+        kind = cls._classes.setdefault(name, type(name, (cls,), {}))
+        return kind(str(message))
+
+
+def grade_notebook(submission: Submission, prepared: dict, *, seed: int, timeout: float = 900,
+                   kernel_name: str = "python3") -> Graded:
+    """Execute one submission, run its answers in a sandbox, grade them against ``prepared``
+    (:func:`markeval.exercises.autograde.prepare` of each task, for ``seed``).
 
     Returns
     -------
     Graded
     """
-    nbclient, nbformat = _notebook_modules()
+    from markeval.exercises.autograde import ANSWER_TIME_LIMIT, grade_run, grade_value
+
     timeout = check_number(timeout, "timeout", minimum=1.0)
-    check_choice(student_from, "student_from", STUDENT_FROM)
-    path = Path(path)
-    graded = Graded(_student(path, student_from), str(path))
+    graded = Graded(submission.student, str(submission.path), submission.sha256, seed,
+                    submission.assignment)
     start = time.monotonic()
-    try:
-        nb = nbformat.read(path, as_version=4)
-    except Exception as err:  # noqa: BLE001 - any unreadable file is reported, not raised
-        graded.failure = f"cannot read the notebook: {type(err).__name__}: {err}"
-        return graded
-    client = nbclient.NotebookClient(nb, timeout=int(timeout), kernel_name=kernel_name,
-                                     allow_errors=True,
-                                     resources={"metadata": {"path": str(path.parent)}})
-    probe = nbformat.v4.new_code_cell(_PROBE)
-    nb.cells.append(probe)  # our copy only: the submission is not written
-    index = 0
-    try:
-        with client.setup_kernel():
-            for index, cell in enumerate(nb.cells):
-                left = timeout - (time.monotonic() - start)
-                if left <= 0:
-                    raise TimeoutError
-                client.timeout = max(1, int(left))
-                client.execute_cell(cell, index)
-    except (TimeoutError, nbclient.exceptions.CellTimeoutError):
-        graded.failure = f"time limit of {timeout:g} s exceeded (in cell {index})"
-    except Exception as err:  # noqa: BLE001 - a dead kernel is this notebook's failure only
-        graded.failure = f"the kernel failed in cell {index}: {type(err).__name__}: {err}"
+    tasks = [p.task for p in prepared.values()]
+    answers, graded.failure = _execute(submission, [t.answer for t in tasks if t.answer],
+                                       timeout=timeout, kernel_name=kernel_name)
+    if graded.failure is None:
+        jobs = [(t.key, prepared[t.key].cases, ANSWER_TIME_LIMIT) for t in tasks
+                if t.answer and isinstance(answers.get(t.answer), bytes)]
+        runs = _sandbox_runs(submission.assignment, answers, jobs)
+        for task in tasks:
+            run = runs.get(task.key)
+            if task.answer in answers and run is None:  # it could not be pickled
+                run = AnswerRun([(None, _Raised.of("PicklingError", answers[task.answer]))])
+            if task.kind == "value":
+                value, error = run.outputs[0] if run is not None and run.outputs else (None, None)
+                grade = grade_value(prepared[task.key], value, found=task.answer in answers,
+                                    error=error)
+            else:
+                grade = grade_run(prepared[task.key], run)
+            graded.rows.append({"student": graded.student, "notebook": graded.notebook,
+                                "sha256": graded.sha256, "seed": seed,
+                                "assignment": submission.assignment, "question": grade.key,
+                                "title": grade.title, "kind": grade.kind,
+                                "points": grade.points, "earned": grade.earned,
+                                "status": grade.status})
     graded.seconds = time.monotonic() - start
-    if graded.failure is not None:
-        return graded
-    text = "".join(o.get("text", "") for o in probe.outputs if o.get("output_type") == "stream")
-    found = json.loads(text.split(_MARK, 1)[1]) if _MARK in text else None
-    if not found:
-        graded.failure = _first_error(nb) or "the notebook never creates its assignment " \
-                                               "(A = assignment(N))"
-        return graded
-    graded.assignment = found["number"]
-    graded.rows = [{"student": graded.student, "notebook": graded.notebook,
-                    "assignment": found["number"], "question": r["key"], "title": r["title"],
-                    "kind": r["kind"], "points": r["points"], "earned": r["earned"],
-                    "status": r["status"]} for r in found["report"]]
     return graded
 
 
@@ -217,17 +396,38 @@ def _notebooks(submissions) -> list[Path]:
     return out
 
 
-def grade_notebooks(submissions, *, timeout: float = 900, kernel_name: str = "python3",
+def grade_notebooks(submissions, *, assignment: int | None = None, seed: int | None = None,
+                    timeout: float = 900, kernel_name: str = "python3",
                     student_from: str = "file", progress: bool = True) -> list[Graded]:
-    """:func:`grade_notebook` for every notebook of ``submissions`` (files or folders)."""
+    """Grade every notebook of ``submissions`` (files or folders); see the module notes.
+
+    Parameters
+    ----------
+    assignment : int, optional
+        The assignment of every submission; default: read from each path.
+    seed : int, optional
+        The grading seed of the hidden cases; default: drawn at random (it is in every row).
+    """
     from tqdm.auto import tqdm
 
-    paths = _notebooks(submissions)
-    for path in paths:  # every name readable before the first notebook runs
-        _student(path, student_from)
-    return [grade_notebook(p, timeout=timeout, kernel_name=kernel_name,
-                           student_from=student_from)
-            for p in tqdm(paths, desc="grading", unit="notebook", disable=not progress)]
+    from markeval.exercises.assignments import assignment as definition
+    from markeval.exercises.autograde import prepare
+
+    found = read_submissions(submissions, student_from=student_from, assignment=assignment)
+    unknown = [str(s.path) for s in found if s.assignment is None]
+    if unknown:
+        raise ValueError(f"--assignment: not given, and not in the path of {unknown[0]} "
+                         "(a file or folder named assignment_N_...)")
+    seed = secrets.randbits(31) if seed is None else seed
+    prepared = {}
+    for number in sorted({s.assignment for s in found}):
+        tasks = definition(number).tasks
+        prepared[number] = {t.key: prepare(t, seed) for t in tqdm(
+            tasks, desc=f"assignment {number}: cases and references", unit="question",
+            disable=not progress)}
+    return [grade_notebook(s, prepared[s.assignment], seed=seed, timeout=timeout,
+                           kernel_name=kernel_name)
+            for s in tqdm(found, desc="grading", unit="notebook", disable=not progress)]
 
 
 def write_csv(graded: list[Graded], out, *, replace: bool = False) -> Path:
@@ -270,10 +470,17 @@ def main(argv=None) -> int:
     """Command line: ``python -m markeval.exercises.grade SUBMISSIONS... --out grades.csv``."""
     parser = argparse.ArgumentParser(
         prog="python -m markeval.exercises.grade",
-        description="Execute submitted assignment notebooks and write their auto-checked "
-                    "scores, one row per student and question, to a CSV file.")
+        description="Execute submitted assignment notebooks, grade their answers on hidden "
+                    "cases from the assignment's definition, and write the scores, one row per "
+                    "student and question, to a CSV file.")
     parser.add_argument("submissions", nargs="+", help="notebooks, or folders of notebooks")
     parser.add_argument("--out", required=True, type=Path, help="the CSV file to write")
+    parser.add_argument("--assignment", type=int, choices=(1, 2, 3, 4), default=None,
+                        help="the assignment of every submission (default: read from each "
+                             "path, assignment_N_...)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="the grading seed of the hidden cases (default: random, written "
+                             "into every row)")
     parser.add_argument("--timeout", type=float, default=900,
                         help="seconds allowed for each whole notebook (default 900)")
     parser.add_argument("--kernel", default="python3", help="the Jupyter kernel to run")
@@ -284,7 +491,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         _check_out(args.out, _notebooks(args.submissions), force=args.force)
-        graded = grade_notebooks(args.submissions, timeout=args.timeout,
+        graded = grade_notebooks(args.submissions, assignment=args.assignment, seed=args.seed,
+                                 timeout=args.timeout,
                                  kernel_name=args.kernel, student_from=args.student_from)
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)

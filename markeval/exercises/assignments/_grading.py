@@ -29,6 +29,10 @@ class Task:
         the library; ``written``: an explanation graded by hand.
     question : Question or None
         The auto-check (None for written tasks).
+    answer : str or None
+        The name the notebook gives the answer (``"my_ngrams"``): the function of a code task,
+        the variable of a value task. The graders take the answer by this name, from the
+        assignment's definition, never from the notebook's own check cells.
     """
 
     key: str
@@ -36,6 +40,7 @@ class Task:
     points: int
     kind: str
     question: Question | None = None
+    answer: str | None = None
 
     @property
     def auto(self) -> bool:
@@ -183,13 +188,18 @@ class Assignment:
         return s
 
 
-def make_task(key: str, title: str, points: int, kind: str, **question) -> Task:
-    """A :class:`Task`; for an auto-checked one, its :class:`Question` from ``question``."""
+def make_task(key: str, title: str, points: int, kind: str, *, answer: str | None = None,
+              **question) -> Task:
+    """A :class:`Task`; for an auto-checked one, its :class:`Question` from ``question`` and
+    the name of its ``answer`` in the notebook."""
     if check_choice(kind, "kind", KINDS) == "written":
         return Task(key, title, points, kind)
+    if not (isinstance(answer, str) and answer.isidentifier()):
+        raise ValueError(f"task {key}: answer must name the notebook's {kind} answer, "
+                         f"got {answer!r}")
     label = f"{key.upper()} {title} [{points} pts]"
     question.setdefault("solution", NO_SOLUTION)
     # Graded: a failing case shows its input and the answer's output, not the reference's.
     question.setdefault("show_expected", False)
-    return Task(key, title, points, kind, Question(label, **question))
+    return Task(key, title, points, kind, Question(label, **question), answer)
 

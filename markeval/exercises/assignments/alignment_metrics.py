@@ -8,10 +8,12 @@ from markeval.exercises.assignments._cases import (VOCAB, pearson, toy_sentence,
                                                    wmt17_rows)
 from markeval.exercises.assignments._grading import Task, make_task
 
-__all__ = ["NUMBER", "TITLE", "tasks"]
+__all__ = ["ALLOWED", "NUMBER", "TITLE", "tasks"]
 
 NUMBER = 2
 TITLE = "Alignment metrics"
+#: What a from-scratch answer may use: the standard library, NumPy and SciPy.
+ALLOWED = ("numpy", "scipy")
 
 
 def _chunks_reference(alignment):
@@ -154,47 +156,48 @@ def _correlations(n: int | None = None) -> dict:
     return {k: pearson(v, seg["score"]) for k, v in scores.items()}
 
 
-# What the from-scratch questions must not call (Q2 takes its alignment from markeval.meteor).
-_METEOR = ("markeval.meteor", "markeval.corpus_meteor")
-_ROUGE = ("markeval.rouge",)
-
-
 def tasks() -> list[Task]:
     """The questions of Assignment 2, in order."""
     return [
         make_task("q1", "Counting chunks", 10, "code",
-              reference=_chunks_reference, cases=_chunk_cases, forbidden=_METEOR,
+              answer="my_chunks",
+              reference=_chunks_reference, cases=_chunk_cases, allowed=ALLOWED,
               hints=["Sort the pairs by hypothesis position; a new chunk starts unless the pair "
                      "is (i + 1, j + 1) after (i, j).",
                      "No matches: 0 chunks. One match: 1 chunk."]),
         make_task("q2", "METEOR from an alignment", 15, "code",
+              answer="my_meteor",
               reference=_meteor_reference, cases=_meteor_cases,
-              forbidden=("markeval.corpus_meteor",),
               hints=["P = m / w_t, R = m / w_r, F_mean = P R / (alpha P + (1 - alpha) R).",
                      "penalty = gamma (chunks / m) ** beta; score = (1 - penalty) F_mean; "
                      "no match scores 0."]),
         make_task("q3", "Exact-match alignment", 20, "code",
-              reference=_exact_reference, cases=_exact_cases, forbidden=_METEOR,
+              answer="my_exact_alignment",
+              reference=_exact_reference, cases=_exact_cases, allowed=ALLOWED,
               hints=["Go through the hypothesis from its LAST word to its first.",
                      "Match each word to the LAST still-free identical reference word.",
                      "Return the pairs sorted by hypothesis position."]),
         make_task("q4", "Longest common subsequence", 15, "code",
-              reference=_lcs_reference, cases=_lcs_cases, forbidden=_ROUGE,
+              answer="my_lcs_length",
+              reference=_lcs_reference, cases=_lcs_cases, allowed=ALLOWED,
               hints=["A subsequence need not be contiguous: this is not the longest common "
                      "substring.",
                      "L[i][j] = L[i-1][j-1] + 1 if a[i-1] == b[j-1] else "
                      "max(L[i-1][j], L[i][j-1]), with a table of (len(a)+1) x (len(b)+1)."]),
         make_task("q5", "ROUGE-L", 10, "code",
-              reference=_rougel_reference, cases=_rougel_cases, forbidden=_ROUGE,
+              answer="my_rouge_l",
+              reference=_rougel_reference, cases=_rougel_cases, allowed=ALLOWED,
               hints=["P = LCS / len(hypothesis), R = LCS / len(reference), F = 2PR / (P + R).",
                      "An empty hypothesis, or no common word, gives (0, 0, 0)."]),
         make_task("q6", "Correlation with humans", 15, "value",
+              answer="my_correlations",
               expected=lambda: _correlations(), rtol=1e-6,
               hints=["corpus_meteor(...).scores, rouge(..., types=['rougeL'])['rougeL'].fmeasures "
                      "and sentence_bleu_scores(bleu_statistics(..., tokenize='none')) give "
                      "per-segment scores.",
                      "Pearson r with np.corrcoef or markeval.pearson(...).value."]),
         make_task("q7", "Largest disagreements", 10, "code",
+              answer="my_disagreements",
               reference=_largest_disagreements, cases=_disagreement_cases,
               hints=["Compare RANKS, not raw scores: the two scales differ.",
                      "scipy.stats.rankdata gives average ranks on ties; divide by the length.",

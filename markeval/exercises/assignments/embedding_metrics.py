@@ -10,10 +10,12 @@ import numpy as np
 from markeval.exercises.assignments._cases import pearson, wmt17_judged
 from markeval.exercises.assignments._grading import Task, make_task
 
-__all__ = ["A3_SEGMENTS", "NUMBER", "TITLE", "tasks", "toy_problem"]
+__all__ = ["ALLOWED", "A3_SEGMENTS", "NUMBER", "TITLE", "tasks", "toy_problem"]
 
 NUMBER = 3
 TITLE = "Embedding metrics"
+#: What a from-scratch answer may use: the standard library, NumPy and SciPy.
+ALLOWED = ("numpy", "scipy")
 A3_SEGMENTS = {"ci": 100, "full": 560}  #: judged de-en segments used by Assignment 3, Q6
 
 
@@ -139,35 +141,33 @@ def _segments() -> int:
     return A3_SEGMENTS[current_profile()]
 
 
-# What the from-scratch questions must not call.
-_GREEDY = ("markeval.greedy_match", "markeval.semantic.greedy.greedy_scores",
-           "markeval.semantic.greedy.match", "markeval.bertscore")
-_EMD = ("markeval.earth_movers_distance", "markeval.semantic.emd.optimal_flow",
-        "markeval.moverscore")
-
-
 def tasks() -> list[Task]:
     """The questions of Assignment 3, in order."""
     return [
         make_task("q1", "Cosine similarity matrix", 10, "code",
+              answer="my_cosine_matrix",
               reference=_cosine_reference, cases=lambda rng: _vector_cases(rng, False),
-              rtol=1e-7, atol=1e-9, forbidden=("markeval.semantic.greedy.unit_rows",),
+              rtol=1e-7, atol=1e-9, allowed=ALLOWED,
               hints=["Normalise every ROW to unit length, then one matrix product.",
                      "The result has shape (len(X), len(Y))."]),
         make_task("q2", "Greedy matching (BERTScore)", 20, "code",
+              answer="my_greedy_match",
               reference=_greedy_reference, cases=lambda rng: _vector_cases(rng, True),
-              rtol=1e-7, atol=1e-9, forbidden=_GREEDY,
+              rtol=1e-7, atol=1e-9, allowed=ALLOWED,
               hints=["Precision: each HYPOTHESIS token takes its best reference token "
                      "(a max over the reference axis), weighted by the hypothesis weights.",
                      "Every token is a candidate of the max, even one whose own weight is 0.",
                      "F = 2PR / (P + R), and 0 when P + R = 0."]),
         make_task("q3", "Earth Mover's Distance", 20, "code",
-              reference=_emd_reference, cases=_emd_cases, rtol=1e-6, atol=1e-9, forbidden=_EMD,
+              answer="my_emd",
+              reference=_emd_reference, cases=_emd_cases, rtol=1e-6, atol=1e-9,
+              allowed=ALLOWED,
               hints=["Normalise a and b to sum 1 first.",
                      "A linear programme: minimise sum F*C subject to row sums a, column sums "
                      "b, F >= 0 (scipy.optimize.linprog with A_eq).",
                      "Sending every unit to its nearest point is a lower bound, not the EMD."]),
         make_task("q4", "Greedy vs EMD on a toy problem", 10, "value",
+              answer="my_toy",
               expected=_toy_answer,
               rtol=1e-6,
               hints=["A dict with keys 'precision', 'recall' and 'emd'.",
@@ -175,11 +175,13 @@ def tasks() -> list[Task]:
                      "matching; in a transport each reference token receives exactly 1/3."]),
         make_task("q4b", "Greedy vs EMD (explanation)", 5, "written"),
         make_task("q5", "Inverse document frequency", 15, "code",
+              answer="my_idf",
               reference=_idf_reference, cases=_idf_cases, rtol=1e-9,
-              forbidden=("markeval.idf_weights",),
+              allowed=ALLOWED,
               hints=["df(w) counts DOCUMENTS that contain w at least once.",
                      "idf(w) = log((M + 1) / (df(w) + 1)) with M documents."]),
         make_task("q6", "idf on WMT17 (correlations)", 15, "value",
+              answer="my_idf_correlations",
               expected=lambda: _idf_correlations(_segments()), rtol=1e-4,
               hints=["idf weights from the references: idf_weights(references); pass them as "
                      "bertscore(..., idf=weights).",

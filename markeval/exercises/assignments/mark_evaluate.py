@@ -9,11 +9,13 @@ import numpy as np
 
 from markeval.exercises.assignments._grading import Task, make_task
 
-__all__ = ["A4_K", "A4_SIZES", "A4_TOPIC_ORDER", "NUMBER", "TITLE", "bbc_collapse_data",
+__all__ = ["ALLOWED", "A4_K", "A4_SIZES", "A4_TOPIC_ORDER", "NUMBER", "TITLE", "bbc_collapse_data",
            "collapse_schedule", "tasks"]
 
 NUMBER = 4
 TITLE = "Mark-Evaluate"
+#: What a from-scratch answer may use: the standard library and NumPy.
+ALLOWED = ("numpy",)
 #: (reference size, pool rows per topic). The pool holds a whole evaluation set of every topic,
 #: so every level of the mode-collapse study, down to one topic, scores a set of the same size.
 A4_SIZES = {"ci": (100, 100), "full": (500, 500)}
@@ -204,45 +206,44 @@ def _score_drops() -> dict:
     return {name: table[5][i] - table[1][i] for i, name in enumerate(_SCORE_NAMES)}
 
 
-# What the from-scratch questions must not call (Q6 may call markeval.mark_evaluate).
-_BALLS = ("markeval.geometry.knn_balls", "markeval.geometry.ball_membership",
-          "markeval.geometry.mutual_membership")
-_PETERSEN = (*_BALLS, "markeval.me_petersen", "markeval.mark_evaluate",
-             "markeval.mark_evaluate_from_balls", "markeval.lincoln_petersen")
-
-
 def tasks() -> list[Task]:
     """The questions of Assignment 4, in order."""
     return [
         make_task("q1", "k-NN radii", 10, "code",
-              reference=_radii_reference, forbidden=_BALLS,
+              answer="my_knn_radii",
+              reference=_radii_reference, allowed=ALLOWED,
               cases=lambda rng: [(S, k) for S, _, k in _point_sets(rng, 14, grid=True)],
               hints=["The radius of x is the distance to its k-th nearest neighbour in its own "
                      "set, x itself excluded (a duplicate of x is a neighbour at distance 0).",
                      "Set the diagonal of the distance matrix to inf, sort each row, take "
                      "column k - 1; return distances, not squared distances."]),
         make_task("q2", "Inside any ball", 15, "code",
-              reference=_inside_reference, forbidden=_BALLS,
+              answer="my_inside_any",
+              reference=_inside_reference, allowed=ALLOWED,
               cases=lambda rng: [(Sp, S, k) for S, Sp, k in _point_sets(rng, 14, grid=True)],
               hints=["The balls are those of S (radii from S alone); the queries are Q.",
                      "Balls are closed: a point exactly on the boundary is inside."]),
         make_task("q3", "Petersen counts M, C, R", 15, "code",
+              answer="my_petersen_counts",
               reference=_counts_reference, cases=lambda rng: _point_sets(rng, 14, grid=True),
-              forbidden=_PETERSEN,
+              allowed=ALLOWED,
               hints=["a = number of s' inside some ball of S; b = number of s inside some ball "
                      "of S'.",
                      "M = |S| + a, C = |S'| + b, R = a + b."]),
         make_task("q4", "ME from an estimate (Eq. 1)", 10, "code",
+              answer="my_me_score",
               reference=_me_score_reference, cases=_me_score_cases,
-              forbidden=("markeval.me_score",),
+              allowed=ALLOWED,
               hints=["Eq. 1 as printed uses max; the erratum is min: 1 - min(|P̂ - P| / P, 1).",
                      "The score is always in [0, 1]."]),
         make_task("q5", "ME_Petersen", 15, "code",
+              answer="my_me_petersen",
               reference=_petersen_reference, cases=_petersen_cases,
-              forbidden=(*_PETERSEN, "markeval.me_score"),
+              allowed=ALLOWED,
               hints=["P̂ = M C / R, P = |S| + |S'|.",
                      "R = 0 (nothing recaptured) means P̂ = inf and a score of 0."]),
         make_task("q6", "Mode-collapse study", 20, "code",
+              answer="my_mode_collapse",
               reference=_mode_collapse_scores, cases=_collapse_cases, rtol=1e-9,
               hints=["collapse_schedule(labels, topic_order, n) gives the rows of every level.",
                      "mark_evaluate(reference, evaluation, k) returns petersen, "
@@ -250,6 +251,7 @@ def tasks() -> list[Task]:
                      "Quality is ME_Schnabel(S_r, S_e), diversity ME_Schnabel(S_e, S_r): the "
                      "argument order matters."]),
         make_task("q7", "Score drops, five topics to one", 5, "value",
+              answer="my_drops",
               expected=_score_drops, rtol=1e-6, atol=1e-9,
               hints=["Run my_mode_collapse on the BBC data (reference, pool, labels, "
                      "list(A4_TOPIC_ORDER), len(reference), A4_K).",

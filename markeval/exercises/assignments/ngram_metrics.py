@@ -7,20 +7,13 @@ from collections import Counter
 from markeval.exercises.assignments._cases import toy_sentence, wmt17, wmt17_rows
 from markeval.exercises.assignments._grading import Task, make_task
 
-__all__ = ["A1_SYSTEM", "NUMBER", "TITLE", "tasks"]
+__all__ = ["ALLOWED", "A1_SYSTEM", "NUMBER", "TITLE", "tasks"]
 
 NUMBER = 1
 TITLE = "n-gram metrics from scratch"
+#: What a from-scratch answer may use: the standard library and NumPy.
+ALLOWED = ("numpy",)
 A1_SYSTEM = "uedin-nmt.4723"  #: the WMT17 de-en system of the tokenisation question
-
-# What the from-scratch questions must not call (Q8 may call markeval.bleu).
-_NGRAMS = ("markeval.ngram_counts", "markeval.text.ngrams")
-_BLEU = (*_NGRAMS, "markeval.bleu", "markeval.sentence_bleu", "markeval.bleu_statistics",
-         "markeval.bleu_from_statistics", "markeval.sentence_bleu_scores")
-_GLEU = (*_NGRAMS, "markeval.gleu", "markeval.sentence_gleu", "markeval.gleu_statistics",
-         "markeval.gleu_from_statistics", "markeval.sentence_gleu_scores")
-_TOKENIZE = ("markeval.tokenize", "markeval.text.tokenize_many")
-
 
 def _ngram_cases(rng):
     cases = [(["a"], 2), ([], 1), (["a", "b", "a", "b"], 2), (["x"] * 5, 3)]
@@ -127,8 +120,6 @@ def _13a_reference(line):
     return tokenize(line, "13a")
 
 
-
-
 def _tokenization_table() -> dict:
     """Assignment 1, Q8: BLEU of :data:`A1_SYSTEM` under four tokenisation settings (de-en)."""
     from markeval.lexical.bleu import bleu
@@ -146,29 +137,35 @@ def tasks() -> list[Task]:
     """The questions of Assignment 1, in order."""
     return [
         make_task("q1", "n-gram counts", 10, "code",
+              answer="my_ngrams",
               reference=lambda tokens, n: Counter(tuple(tokens[i:i + n])
                                                   for i in range(len(tokens) - n + 1)),
-              cases=_ngram_cases, forbidden=_NGRAMS,
+              cases=_ngram_cases, allowed=ALLOWED,
               hints=["A sentence of L tokens has max(0, L - n + 1) n-grams of order n.",
                      "Counter(tuple(tokens[i:i + n]) for i in ...) counts them."]),
         make_task("q2", "Clipped n-gram matches", 15, "code",
-              reference=_clip_reference, cases=_clip_cases, forbidden=_BLEU,
+              answer="my_clipped_matches",
+              reference=_clip_reference, cases=_clip_cases, allowed=ALLOWED,
               hints=["Clip each hypothesis n-gram at its largest count in ONE reference.",
                      "The maximum is over references, the minimum is with the hypothesis count; "
                      "summing over references over-credits repeated words.",
                      "The second number is the number of hypothesis n-grams, clipped or not."]),
         make_task("q3", "Closest reference length", 10, "code",
-              reference=_ref_len_reference, cases=_ref_len_cases, forbidden=_BLEU,
+              answer="my_closest_ref_length",
+              reference=_ref_len_reference, cases=_ref_len_cases, allowed=ALLOWED,
               hints=["Minimise |r - c| over the reference lengths.",
                      "On a tie (one shorter, one longer by the same amount) take the shorter."]),
         make_task("q4", "Brevity penalty", 5, "code",
-              reference=_bp_reference, forbidden=_BLEU,
+              answer="my_brevity_penalty",
+              reference=_bp_reference, allowed=ALLOWED,
               cases=lambda rng: [(0, 5), (5, 5), (6, 5), (1, 30)] + [
                   (int(rng.integers(0, 40)), int(rng.integers(1, 40))) for _ in range(20)],
               hints=["1 when c > r, exp(1 - r/c) otherwise.",
                      "An empty hypothesis gets 0, the limit of exp(1 - r/c) as c -> 0."]),
         make_task("q5", "Corpus BLEU", 20, "code",
-              reference=_corpus_reference, cases=_corpus_cases, rtol=1e-7, forbidden=_BLEU,
+              answer="my_corpus_bleu",
+              reference=_corpus_reference, cases=_corpus_cases, rtol=1e-7,
+              allowed=ALLOWED,
               hints=["Sum matches and totals over the corpus BEFORE dividing; do not average "
                      "sentence scores.",
                      "references[i] is the LIST of references of hypotheses[i].",
@@ -176,18 +173,21 @@ def tasks() -> list[Task]:
                      "lengths; a zero precision makes the score 0.",
                      "Return 100 * BP * exp(mean of log p_n)."]),
         make_task("q6", "Sentence GLEU", 15, "code",
-              reference=_gleu_reference, cases=_gleu_cases, forbidden=_GLEU,
+              answer="my_sentence_gleu",
+              reference=_gleu_reference, cases=_gleu_cases, allowed=ALLOWED,
               hints=["For one reference: m / max(h, r), with m the clipped matches of orders 1-4 "
                      "and h, r the n-gram totals of hypothesis and reference.",
                      "With several references keep the best score; a pair with no n-grams at "
                      "all scores 0."]),
         make_task("q7", "13a tokenizer", 15, "code",
-              reference=_13a_reference, cases=_13a_cases, forbidden=_TOKENIZE,
+              answer="my_tokenize_13a",
+              reference=_13a_reference, cases=_13a_cases, allowed=ALLOWED,
               hints=["Unescape only &quot; &amp; &lt; &gt; (not &apos;), then pad ASCII "
                      "punctuation and symbols other than . , ' - with spaces.",
                      "A period or comma is split off unless it has a digit on BOTH sides; a dash "
                      "is split off after a digit."]),
         make_task("q8", "Tokenisation pitfalls (table)", 5, "value",
+              answer="my_table",
               expected=_tokenization_table, rtol=1e-6,
               hints=["Use markeval.bleu with tokenize='none' or '13a' on the files as "
                      "distributed and on load_wmt17('de-en', detokenize=True)."]),

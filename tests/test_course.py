@@ -438,6 +438,7 @@ def test_the_batch_grader_gives_every_submission_its_right_score(batches, number
                    for t in written)
     assert not wrong, f"A{number} (class, question): (earned, status, right): {wrong}"
     statuses = {(r["student"], r["question"]): r["status"] for r in rows}
+    assert {statuses["untouched", t.key] for t in tasks} == {"not answered yet"}
     first_code = next(t.key for t in tasks if t.kind == "code")
     assert statuses["loop", first_code] == "over the time limit"
     scratch = [t.key for t in tasks if t.question.allowed is not None]

@@ -48,6 +48,7 @@ Executing notebooks needs ``nbclient``, ``nbformat``, ``ipykernel`` and ``cloudp
 from __future__ import annotations
 
 import argparse
+import builtins
 import csv
 import hashlib
 import io
@@ -268,6 +269,13 @@ def _execute(submission: Submission, names, *, timeout: float, kernel_name: str)
                 and isinstance(v, (bytes, str))}, None
 
 
+def _read_lines(stream, lines: queue.Queue) -> None:
+    """Every line of ``stream`` into ``lines``, then None (the process closed it)."""
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
 def _sandbox_runs(number: int, answers: dict, jobs: list) -> dict:
     """Run ``jobs`` — ``(key, cases, time_limit)`` — in sandbox processes; {key: AnswerRun}.
 
@@ -283,9 +291,7 @@ def _sandbox_runs(number: int, answers: dict, jobs: list) -> dict:
             [sys.executable, "-m", "markeval.exercises._sandbox"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir())
         lines: queue.Queue = queue.Queue()
-        reader = threading.Thread(target=lambda: [lines.put(x) for x in process.stdout] and
-                                  lines.put(None), daemon=True)
-        reader.start()
+        threading.Thread(target=_read_lines, args=(process.stdout, lines), daemon=True).start()
         try:
             process.stdin.write(pickle.dumps({"number": number, "answers": answers,
                                               "jobs": left}, protocol=4))
@@ -327,13 +333,20 @@ def _sandbox_runs(number: int, answers: dict, jobs: list) -> dict:
 
 
 class _Raised(Exception):
-    """What an answer raised in the sandbox, by name and message."""
+    """What an answer raised in the sandbox, by name and message: a built-in exception as
+    itself (a starter's NotImplementedError stays one), any other under its name."""
 
     _classes: dict = {}
 
     @classmethod
     def of(cls, name: str, message: str) -> Exception:
         name = str(name) if str(name).isidentifier() else "Exception"
+        builtin = getattr(builtins, name, None)
+        if isinstance(builtin, type) and issubclass(builtin, Exception):
+            try:
+                return builtin(str(message))
+            except TypeError:  # a built-in that takes other arguments (UnicodeDecodeError…)
+                pass
         kind = cls._classes.setdefault(name, type(name, (cls,), {}))
         return kind(str(message))
 

@@ -108,8 +108,9 @@ class Assignment:
     def check(self, key: str, answer) -> CheckResult:
         """Check the answer to question ``key``, print the verdict and remember it.
 
-        Returns a :class:`~markeval.exercises.CheckResult` (truthy when right), so that an
-        autograder cell can say ``assert A.check("q1", my_ngrams)``.
+        Returns a :class:`~markeval.exercises.CheckResult` (truthy when right). This is the
+        student's feedback, on the public cases; grades come from
+        :mod:`markeval.exercises.autograde`, which never reads what was remembered here.
         """
         result = self._auto_task(key).question.check(answer)
         self.results[key] = result

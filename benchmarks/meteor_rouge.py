@@ -26,11 +26,12 @@ def timed(fn):
 
 
 def clear_markeval_caches():
+    from markeval.datasets import wordnet as wordnet_files
     from markeval.lexical import meteor, stem, wordnet
 
     stem.porter_stem.cache_clear()
     meteor._synonym_set.cache_clear()
-    wordnet._load.cache_clear()
+    wordnet_files._load.cache_clear()  # the database is read again (its loader moved here)
     wordnet.WordNet.synonyms.cache_clear()
     wordnet.WordNet.lemma_names.cache_clear()
 

@@ -126,6 +126,35 @@ def test_page_reads_well(built_book, browser, stem, width):
     assert seen["searchBoxes"] == 1, f"{stem}: {seen['searchBoxes']} search boxes at {width} px"
 
 
+def test_page_check_catches_a_wide_equation(built_book, browser):
+    """The overflow check on a built page with three planted display equations, 30 px short of
+    the text column (N, numbered: its number stands beside it, so its own box is narrower than
+    the column and it scrolls; F, the same unnumbered, fits) and wider than the column (W)."""
+    source = built_book / "book" / "11_counting_fish.html"
+    width = min(WIDTHS)
+    column = inspect_page(browser, source, width)["column"]
+    page = source.read_text(encoding="utf-8")
+
+    def display(name, px, number=""):
+        number = f'<span class="eqno">({number})</span>' if number else ""
+        return (f'<div class="math notranslate nohighlight">{number}'
+                f'\\[\\mathrm{{{name}}}\\rule{{{px}px}}{{2px}}\\]</div>')
+
+    planted = (display("N", column - 45, "99.1") + display("F", column - 45)
+               + display("W", column + 200))
+    article = '<article class="bd-article">'
+    assert page.count(article) == 1
+    target = built_book / "book" / "_planted_wide_equations.html"
+    target.write_text(page.replace(article, article + planted), encoding="utf-8")
+    try:
+        seen = inspect_page(browser, target, width)
+    finally:
+        target.unlink()
+    flagged = {match[1] for line in seen["scrolling"]
+               if (match := re.match(r"equation .*\((?:#[^:]*: )?([NFW])\)$", line))}
+    assert flagged == {"N", "W"}, seen["scrolling"]
+
+
 @pytest.mark.parametrize("stem", [s for s in _pages() if "/student/" in s])
 def test_public_assignments_hold_no_solutions(built_book, browser, stem):
     seen = inspect_page(browser, built_book / f"{stem}.html")
@@ -241,7 +270,8 @@ def test_pdf_page_numbers_and_labels_agree(printed_book):
 
 
 def test_pdf_contents_give_the_pages_of_the_chapters(printed_book):
-    """The page numbers in the contents are those where the bookmarks point."""
+    """The page numbers in the contents are those where the bookmarks point (and those are
+    the pages of the headings: the next test)."""
     from pypdf import PdfReader
 
     reader = PdfReader(printed_book[0])
@@ -256,6 +286,44 @@ def test_pdf_contents_give_the_pages_of_the_chapters(printed_book):
         match = re.search(words + r"[\s.]*?(\d+)\s*$", contents, flags=re.M)
         assert match, f"{title!r} is not in the contents"
         assert match[1] == label, f"contents say {title!r} is on page {match[1]}, it is on {label}"
+
+
+def _heading_at(title: str, text: str) -> int | None:
+    """Where ``title`` starts in a page's ``text`` (whitespace normalised), or None. Math in a
+    heading ("Model $M_0$") prints as glyphs that extract to nothing, so one word of the title
+    may be missing; the others must follow in order within the title's length."""
+    words = re.findall(r"\w+", title)
+    for match in re.finditer(re.escape(words[0]), text):
+        window, at, hits = text[match.start():match.start() + len(title) + 20], 0, 0
+        for word in words:
+            found = window.find(word, at)
+            if found >= 0:
+                hits, at = hits + 1, found + len(word)
+        if hits >= len(words) - 1:
+            return match.start()
+    return None
+
+
+def test_pdf_bookmarks_land_on_their_headings(printed_book):
+    """Every bookmark's target page shows its heading; a part's or a document's page (each
+    starts a new page) shows it at the top, below at most the page's number. The contents give
+    the same pages as the bookmarks (the test above), so they land there too."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(printed_book[0])
+    page_titles = {_page_title(stem) for stem in toc_files()}
+    texts: dict[int, str] = {}
+    wrong = []
+    for depth, title, page in _outline(reader):
+        if page not in texts:
+            texts[page] = re.sub(r"\s+", " ", unicodedata.normalize(
+                "NFKC", reader.pages[page].extract_text())).strip()
+        at = _heading_at(title, texts[page])
+        starts_page = depth == 0 or re.sub(r"^\d+\. ", "", title) in page_titles
+        if at is None or (starts_page and at > 400):
+            wrong.append(f"{title!r} -> page {reader.page_labels[page]} "
+                         f"({texts[page][:50]!r}...)")
+    assert not wrong, f"{len(wrong)} bookmarks miss their heading: {wrong[:5]}"
 
 
 def test_print_layout_fits_the_page(printed_book):

@@ -102,8 +102,11 @@ const overflowing = (root, right) => {
       const math = e.querySelector('mjx-math');
       if (!math) continue;
       const clip = e.closest('.math') || e;
+      // A display equation's own box is narrower than its .math block when an equation
+      // number stands beside it; it scrolls inside its own box.
+      const own = e.getAttribute('display') === 'true' ? e.clientWidth : Infinity;
       wide = math.getBoundingClientRect().width;
-      room = Math.min(clip.getBoundingClientRect().width, right - box.left);
+      room = Math.min(clip.getBoundingClientRect().width, own, right - box.left);
     } else if (!e.matches(skip) && !e.closest(skip)) {
       const spills = e.scrollWidth > e.clientWidth + 2;
       if (spills && style.overflowX !== 'visible') {  // scrolls, or is cut off

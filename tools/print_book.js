@@ -49,15 +49,16 @@
 
     const article = document.querySelector('article.bd-article') || document.querySelector('main');
     const outline = [];
-    // Each entry gets an anchor of its own: the single page repeats section ids across
-    // documents ("summary", "exercises"), so a link to one would land on the first.
+    // Each entry's heading gets an id of its own: the single page repeats section ids across
+    // documents ("summary", "exercises"), so a link to one would land on the first. The id goes
+    // on the heading itself: Chromium placed the destination of an empty anchor inside a heading
+    // that starts a page at the foot of the page before.
     const entry = (section, level) => {
       const heading = firstHeading(section);
       if (!heading) return null;
-      const anchor = el('span', 'print-anchor');
-      anchor.id = 'print-entry-' + outline.length;
-      heading.prepend(anchor);
-      const item = {id: anchor.id, title: headingText(heading), level};
+      if (heading.id) throw new Error('a heading of the single page has an id: ' + heading.id);
+      heading.id = 'print-entry-' + outline.length;
+      const item = {id: heading.id, title: headingText(heading), level};
       outline.push(item);
       return item;
     };

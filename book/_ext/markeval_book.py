@@ -36,7 +36,7 @@ from pybtex.style.labels import BaseLabelStyle
 from pybtex.style.sorting.author_year_title import SortingStyle
 from pybtex_docutils import Backend
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective
+from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 logger = logging.getLogger(__name__)
 
@@ -187,23 +187,44 @@ def _myst_text(path: Path) -> str:
                         for c in cells)
 
 
+def _chapters(env) -> list[tuple[str, str, float]]:
+    """The numbered chapters (``book/NN_*``) in order: label, title and :func:`study_hours`."""
+    chapters = []
+    for doc in sorted(d for d in env.found_docs if re.fullmatch(r"book/\d\d_\w+", d)):
+        path = Path(env.doc2path(doc))
+        env.note_dependency(str(path))
+        text = _myst_text(path)
+        label = re.search(r"^\((ch-[\w-]+)\)=", text, flags=re.M)[1]
+        title = re.search(r"^# (.+)$", text, flags=re.M)[1].strip()
+        chapters.append((label, title, study_hours(text)))
+    return chapters
+
+
 class StudyTimes(SphinxDirective):
-    """The numbered chapters (``book/NN_*``) and their :func:`study_hours`, as a table."""
+    """The numbered chapters and their :func:`study_hours`, as a table."""
 
     def run(self):
-        rows, total = [], 0.0
-        for doc in sorted(d for d in self.env.found_docs if re.fullmatch(r"book/\d\d_\w+", d)):
-            path = Path(self.env.doc2path(doc))
-            self.env.note_dependency(str(path))
-            text = _myst_text(path)
-            hours = study_hours(text)
-            total += hours
-            label = re.search(r"^\((ch-[\w-]+)\)=", text, flags=re.M)[1]
-            title = re.search(r"^# (.+)$", text, flags=re.M)[1].strip()
-            rows.append(f"| {{numref}}`%s <{label}>` | {title} | {hours:g} h |")
+        chapters = _chapters(self.env)
+        rows = [f"| {{numref}}`%s <{label}>` | {title} | {hours:g} h |"
+                for label, title, hours in chapters]
+        total = sum(hours for _, _, hours in chapters)
         table = "\n".join(["| Chapter | | Study time |", "|---|---|---|", *rows,
                            f"| | **All {len(rows)} chapters** | **{total:g} h** |"])
         return self.parse_text_to_nodes(table)
+
+
+class StudyHours(SphinxRole):
+    """``{study-hours}`ch-a ch-b``: the chapters' study times added up, e.g. "6 h", so that a
+    course plan's week states what the study-time table gives for its chapters."""
+
+    def run(self):
+        hours = {label: h for label, _, h in _chapters(self.env)}
+        unknown = [label for label in self.text.split() if label not in hours]
+        if unknown:
+            msg = self.inliner.reporter.error(f"study-hours: no chapter labelled {unknown}",
+                                              line=self.lineno)
+            return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
+        return [nodes.Text(f"{sum(hours[label] for label in self.text.split()):g} h")], []
 
 
 def _singlehtml_like_html(app):
@@ -236,6 +257,7 @@ def setup(app):
     register_plugin("pybtex.style.formatting", "author_year", AuthorYearStyle)
     app.add_directive("chapter-references", ChapterReferences)
     app.add_directive("study-times", StudyTimes)
+    app.add_role("study-hours", StudyHours())
     app.connect("builder-inited", _singlehtml_like_html)
     app.connect("builder-inited", _warn_unlinked)
     app.connect("env-get-updated", _number_assignment_exercises, priority=900)

@@ -34,7 +34,7 @@ export OPENBLAS_NUM_THREADS := 1
 # Kernels started by nbval and the book build must use the project's interpreter.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install data book test reproduce notebook student instructor course clean
+.PHONY: install data book test test-full reproduce notebook student instructor course clean
 
 install: $(VENV)/.installed $(VENV)/colab-index/.complete book/_static/mathjax/tex-chtml.js data
 
@@ -93,9 +93,15 @@ book: install
 # threads each oversubscribe the cores). Each file runs whole on one worker (--dist loadfile):
 # its module fixtures (a book build, a graded course) are built once, and a notebook's cells
 # run in order in one kernel; tests/conftest.py shares out the checks of test_reproduce.py.
+PYTEST := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax \
+            --durations=25
+# `make test` leaves out the tests marked `slow` (each is a wider run of a check that `make
+# test` makes on a slice: README, "Running the tests"); `make test-full` runs every test.
 test: install
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-	  $(PY) -m pytest -n 2 --dist loadfile --nbval-lax --durations=25
+	$(PYTEST) -m "not slow"
+
+test-full: install
+	$(PYTEST)
 
 # Every stage in the ci and full profiles; finished units are reused after an interruption.
 reproduce: install

@@ -6,7 +6,7 @@ written to ``markeval/semantic/bertscore_baseline.json`` (or ``--output``), the 
 :func:`markeval.semantic.baseline.load_baseline` reads. With the defaults (2000 pairs, seed 0)
 it reproduces the committed values.
 
-    python benchmarks/bertscore_baseline.py [--n-pairs 2000] [--seed 0] [--output FILE]
+    python benchmarks/bertscore_baseline.py [--n-pairs 2000] [--seed 0] [--output FILE] [--smoke]
 """
 
 from __future__ import annotations
@@ -25,7 +25,14 @@ def main(argv=None) -> None:
     parser.add_argument("--n-pairs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, default=BASELINE_FILE)
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run (8 pairs), written to a temporary copy of the "
+                        "output, never to the committed file")
     args = parser.parse_args(argv)
+    if args.smoke:
+        from _smoke import scratch_copy
+
+        args.n_pairs, args.output = 8, scratch_copy(args.output)
 
     sentences = list(bbc_sentences(unique=True)["sentence"])
     result = compute_baseline(sentences, n_pairs=args.n_pairs, seed=args.seed)

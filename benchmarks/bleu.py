@@ -15,7 +15,7 @@ and CPU time is not inflated by other jobs on a shared machine; best of ``--repe
 two sides alternating), the ratio markeval / anchor (goal <= 0.5) and the largest score
 difference.
 
-    python benchmarks/bleu.py [--repeats 3]
+    python benchmarks/bleu.py [--repeats 3] [--smoke]
 """
 
 from __future__ import annotations
@@ -67,11 +67,15 @@ def row(label: str, ours, anchor, anchor_name: str, repeats: int, scale: float =
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: 2 systems x 20 sentences, 1 repeat")
     args = parser.parse_args()
 
     data = load_wmt17("de-en")
     refs = list(data.references)
     systems = [list(h) for h in data.systems.values()]
+    if args.smoke:
+        args.repeats, refs, systems = 1, refs[:20], [h[:20] for h in systems[:2]]
     print(f"WMT17 de-en: {len(systems)} systems x {len(refs)} sentences; "
           f"best of {args.repeats}; goal: ratio <= 0.5")
 

@@ -9,7 +9,7 @@ single-threaded and CPU time is not inflated by other jobs on a shared machine) 
 best of ``--repeats`` with the two sides alternating. Printed: both times, the ratio
 markeval / sacrebleu (goal: <= 0.5 for chrF) and the largest score difference.
 
-    python benchmarks/chrf_ter.py [--repeats 3] [--only chrf] [--only ter]
+    python benchmarks/chrf_ter.py [--repeats 3] [--only chrf] [--only ter] [--smoke]
 """
 
 from __future__ import annotations
@@ -21,10 +21,14 @@ import time
 from markeval.datasets import load_wmt17
 
 
-def load_de_en():
-    """The references and the 11 system outputs of WMT17 de-en, as lists."""
+def load_de_en(smoke: bool = False):
+    """The references and the 11 system outputs of WMT17 de-en, as lists (with ``smoke``, 2
+    systems x 20 sentences)."""
     data = load_wmt17("de-en")
-    return list(data.references), [list(h) for h in data.systems.values()]
+    refs, systems = list(data.references), [list(h) for h in data.systems.values()]
+    if smoke:
+        return refs[:20], [h[:20] for h in systems[:2]]
+    return refs, systems
 
 
 def compare(ours, anchor, repeats: int):
@@ -49,13 +53,13 @@ def row(label: str, ours, anchor, repeats: int) -> float:
     return ratio
 
 
-def bench_chrf(repeats: int = 3) -> dict[str, float]:
+def bench_chrf(repeats: int = 3, smoke: bool = False) -> dict[str, float]:
     """Corpus chrF and chrF++ of the 11 de-en systems; returns {variant: ratio}."""
     from sacrebleu.metrics import CHRF
 
     from markeval.lexical.chrf import chrf
 
-    refs, systems = load_de_en()
+    refs, systems = load_de_en(smoke)
     print(f"chrF: WMT17 de-en, {len(systems)} systems x {len(refs)} sentences; "
           f"best of {repeats}; goal: ratio <= 0.5")
     ratios = {}
@@ -70,7 +74,7 @@ def bench_chrf(repeats: int = 3) -> dict[str, float]:
     return ratios
 
 
-def bench_ter(repeats: int = 3) -> dict[str, float]:
+def bench_ter(repeats: int = 3, smoke: bool = False) -> dict[str, float]:
     """Corpus TER (default options) of the 11 de-en systems; returns {"corpus TER": ratio}.
 
     sacrebleu's TER takes about 2 minutes (CPU) for the 11 systems, so each repeat is
@@ -82,7 +86,7 @@ def bench_ter(repeats: int = 3) -> dict[str, float]:
 
     from markeval.lexical import ter as ter_module
 
-    refs, systems = load_de_en()
+    refs, systems = load_de_en(smoke)
     print(f"TER: WMT17 de-en, {len(systems)} systems x {len(refs)} sentences; "
           f"best of {repeats}; goal: ratio <= 1.0")
 
@@ -102,11 +106,15 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", action="append", default=[],
                         help="run only bench_NAME (repeatable), e.g. --only chrf")
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: 2 systems x 20 sentences, 1 repeat")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeats = 1
     module = sys.modules[__name__]
     for name in sorted(n for n in dir(module) if n.startswith("bench_")):
         if not args.only or name[len("bench_"):] in args.only:
-            getattr(module, name)(repeats=args.repeats)
+            getattr(module, name)(repeats=args.repeats, smoke=args.smoke)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ other jobs the wall times swing by 2× or more between runs; the CPU-time ratio 
 ``--threads 1`` is the steadier number.
 
     python benchmarks/embedding_metrics.py [--n 1000] [--layer 6] [--batch-size 64]
-                                           [--device cpu] [--repeats 2] [--threads 1]
+                                           [--device cpu] [--repeats 2] [--threads 1] [--smoke]
 """
 
 from __future__ import annotations
@@ -60,7 +60,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1,
                         help="torch intra-op threads (0: torch's choice)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: 4 pairs, 1 repeat")
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.repeats = 4, 1
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # bert-score gets a local directory
 
     import torch

@@ -8,7 +8,7 @@ load change on a shared machine hits both. Prints both rates, their ratio, and t
 coordinate difference between the two outputs.
 
     python benchmarks/encoders.py [--model all-MiniLM-L6-v2] [--n 2000] [--batch-size 64]
-                                [--device cpu] [--repeats 3] [--threads N]
+                                [--device cpu] [--repeats 3] [--threads N] [--smoke]
 """
 
 from __future__ import annotations
@@ -71,7 +71,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None,
                         help="torch intra-op threads (default: torch's choice)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: 8 sentences, 1 repeat")
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.repeats = 8, 1
 
     import torch
 

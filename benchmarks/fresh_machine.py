@@ -25,6 +25,10 @@ its row gives the compute time of every unit as the runs that made the committed
 recorded it (``markeval/results/provenance.json``), and the ``ci`` profile is run cold
 (``python -m markeval.reproduce --profile ci --out <scratch>``) to give its wall time, peak
 memory and disk here.
+
+``--smoke`` checks that the script works in seconds, not the hour of a real run: one trivial
+command measured as the steps are, and the table rebuilt from the committed result into a
+temporary copy of the README (the README and the result are left alone).
 """
 
 from __future__ import annotations
@@ -219,14 +223,31 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def write_table(result: dict) -> None:
-    text = README.read_text(encoding="utf-8")
+def write_table(result: dict, readme: Path | None = None) -> None:
+    """Rewrite the cost table of ``readme`` (default: :data:`README`, looked up when called:
+    tests/test_package.py points it at a scratch file)."""
+    readme = readme or README
+    text = readme.read_text(encoding="utf-8")
     # The block may be empty (its two markers on adjacent lines) before the first measurement.
     pattern = re.compile(re.escape(BEGIN) + r"\n(?:.*?\n)?" + re.escape(END), re.S)
     if not pattern.search(text):
         raise SystemExit(f"README.md has no {BEGIN} ... {END} block")
-    README.write_text(pattern.sub(lambda _: f"{BEGIN}\n{table(result)}\n{END}", text),
+    readme.write_text(pattern.sub(lambda _: f"{BEGIN}\n{table(result)}\n{END}", text),
                       encoding="utf-8")
+
+
+def smoke() -> int:
+    """What ``--smoke`` runs: the measuring and the table's writing, on a trivial command and
+    into a temporary copy of the README."""
+    from _smoke import scratch_copy
+
+    readme = scratch_copy(README)
+    row = run_measured([sys.executable, "-c", "pass"], readme.parent, dict(os.environ),
+                       readme.parent / "smoke.log")
+    print(f"a trivial command, measured: {row}; {disk_gb(readme.parent)} GB on disk")
+    write_table(json.loads(RESULT.read_text(encoding="utf-8")), readme)
+    print(f"the table rebuilt from {RESULT.name} into {readme}")
+    return row["status"]
 
 
 def main(argv=None) -> int:
@@ -234,7 +255,13 @@ def main(argv=None) -> int:
     parser.add_argument("--table-only", action="store_true",
                         help="rewrite the README's table from the committed result only")
     parser.add_argument("--scratch", type=Path, help="keep the clone and logs here")
+    parser.add_argument("--smoke", action="store_true",
+                        help="check the script in seconds: measure a trivial command and "
+                        "rebuild the table into a temporary copy of the README (a real run "
+                        "takes an hour; nothing committed is written)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        return smoke()
     if not args.table_only:
         if args.scratch:
             args.scratch.mkdir(parents=True, exist_ok=True)

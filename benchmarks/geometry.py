@@ -10,7 +10,7 @@ are not both visible, so peak RSS growth is reported), achieved GFLOP/s counting
 flops of each distance matrix, the time ratio, and how many membership decisions differ.
 
     python benchmarks/geometry.py [--n 10000] [--dim 384] [--k 3] [--dtype float64]
-                                  [--backend numpy] [--device cpu] [--repeats 1]
+                                  [--backend numpy] [--device cpu] [--repeats 1] [--smoke]
 """
 
 from __future__ import annotations
@@ -103,7 +103,11 @@ def main() -> None:
     parser.add_argument("--backend", default="numpy", choices=["numpy", "torch"])
     parser.add_argument("--device", default=None)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: 200 points per set in 16 dimensions, 1 repeat")
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.dim, args.repeats = 200, 16, 1
 
     import torch
 

@@ -1,7 +1,7 @@
 """Mark-Evaluate speed and memory against its floor, the bare distance computation.
 
 Usage: python benchmarks/mark_evaluate.py [--data random|bbc] [--n 10000] [--dim 384] [--k 5]
-                                          [--backend numpy]
+                                          [--backend numpy] [--smoke]
 
 Times ``mark_evaluate`` (all four scores: Petersen, Schnabel both ways, CAPTURE) on two sets of
 ``n`` points, and the floor: one blocked pass of squared distances over each set against
@@ -54,7 +54,11 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--backend", default="numpy")
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: 200 points per set (random data: 16 dimensions)")
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.dim = 200, 16
     if args.data == "bbc":
         a, b = (s.astype(np.float64) for s in sentence_sets(args.n))
     else:

@@ -19,7 +19,7 @@ memory linear in ``n``. Rows go to ``--csv``, replacing its rows of the sizes ru
 are kept, so one size can be remeasured alone).
 
     nice -n 10 python benchmarks/mark_evaluate_scale.py [--sizes 10000 30000 100000 300000
-        1000000] [--probes 0] [--exact-max 30000] [--dtype-n 10000] [--k 3]
+        1000000] [--probes 0] [--exact-max 30000] [--dtype-n 10000] [--k 3] [--smoke]
 """
 
 from __future__ import annotations
@@ -122,7 +122,15 @@ def main() -> None:
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child's size
     parser.add_argument("--csv", type=Path,
                         default=PACKAGE_RESULTS / "benchmarks" / "mark_evaluate_scale.csv")
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: n=300 for both parts, exact too, the rows written "
+                        "to a temporary copy of --csv, never to the committed file")
     args = parser.parse_args()
+    if args.smoke:
+        from _smoke import scratch_copy
+
+        args.sizes, args.dtype_n, args.exact_max = [300], 300, 300
+        args.csv = scratch_copy(args.csv)
     if args.one:
         print(json.dumps(one_size(args.one, args.k, args.probes, args.one <= args.exact_max)))
         return

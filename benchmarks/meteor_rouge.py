@@ -1,6 +1,6 @@
 """Speed of markeval's ROUGE and METEOR beside rouge-score and NLTK, in one run.
 
-    python benchmarks/meteor_rouge.py
+    python benchmarks/meteor_rouge.py [--smoke]
 
 ROUGE: the first 500 TAC 2009 summaries (topic order) x 4 references, rouge1, rouge2,
 rougeL and rougeLsum, Porter-stemmed, best reference (``score_multi``). Goal: ratio <= 0.1.
@@ -15,6 +15,7 @@ are not timed. Both sides' scores are compared, so a fast wrong answer cannot pa
 
 from __future__ import annotations
 
+import argparse
 import time
 import warnings
 
@@ -104,6 +105,14 @@ def bench_meteor(n: int = 1000) -> None:
           f"ratio {t_ours_again / t_theirs_again:.3f} | max |diff| {worst:.1e}")
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: 20 METEOR pairs and 20 ROUGE summaries")
+    args = parser.parse_args()
+    bench_meteor(20 if args.smoke else 1000)
+    bench_rouge(20 if args.smoke else 500)
+
+
 if __name__ == "__main__":
-    bench_meteor()
-    bench_rouge()
+    main()

@@ -20,7 +20,7 @@ samples of the last five layers). The exact results are kept under
 them. Rows go to ``--csv`` (appended), each with the commit and machine that produced it.
 
     nice -n 10 python benchmarks/neighbour_agreement.py [--models minilm mpnet]
-        [--sizes 25000 100000] [--k 3] [--probes 32 128]   (default: by dimension)
+        [--sizes 25000 100000] [--k 3] [--probes 32 128] [--smoke]   (probes default: by dimension)
 """
 
 from __future__ import annotations
@@ -119,7 +119,14 @@ def main() -> None:
                         help="lists probed (default: geometry.default_probes of the dimension)")
     parser.add_argument("--csv", type=Path,
                         default=PACKAGE_RESULTS / "benchmarks" / "neighbour_agreement.csv")
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: minilm, n=300, the rows appended to a temporary "
+                        "copy of --csv, never to the committed file")
     args = parser.parse_args()
+    if args.smoke:
+        from _smoke import scratch_copy
+
+        args.models, args.sizes, args.csv = ["minilm"], [300], scratch_copy(args.csv)
 
     code = commit()  # the code imported now, before a long run during which HEAD may move
     rows = []

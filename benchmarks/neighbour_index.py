@@ -20,12 +20,17 @@ WMT17 references, ``sentence`` MiniLM sentence embeddings of BBC News sentences 
 ``benchmarks/neighbour_data.py``). Each row is also written to ``--csv``.
 
     python benchmarks/neighbour_index.py [--data word sentence] [--n 100000] [--L 16] [--k 5]
+        [--smoke]
+
+hnswlib and usearch are not among the project's requirements: ``pip install hnswlib usearch``
+before a real run (``--smoke`` skips what is not installed).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import os
 import sys
 import time
@@ -126,6 +131,11 @@ CONTENDERS = [
 ]
 
 
+def module(library: str) -> str:
+    """The module a contender imports: the first word of its name."""
+    return library.split()[0]
+
+
 def truth(x, queries, L):
     """Exact ``L`` nearest (self excluded) of each query row, by float64 distance then index.
 
@@ -174,7 +184,24 @@ def main() -> None:
     parser.add_argument("--audit", type=int, default=1000, help="queries checked exactly")
     parser.add_argument("--csv", type=Path,
                         default=PACKAGE_RESULTS / "benchmarks" / "neighbour_index.csv")
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: n=300, 50 audited queries, one search setting per "
+                        "index, the libraries not installed skipped; the rows written to a "
+                        "temporary copy of --csv, never to the committed file")
     args = parser.parse_args()
+    absent = sorted({module(c[0]) for c in CONTENDERS
+                     if importlib.util.find_spec(module(c[0])) is None})
+    contenders = [c for c in CONTENDERS if module(c[0]) not in absent]
+    if args.smoke:
+        from _smoke import scratch_copy
+
+        args.n, args.audit, args.csv = 300, 50, scratch_copy(args.csv)
+        contenders = [(library, build, settings, searches[:1])
+                      for library, build, settings, searches in contenders]
+        if absent:
+            print(f"not installed, skipped: {', '.join(absent)}")
+    elif absent:  # the committed rows compare every library: a run must not drop some
+        raise SystemExit(f"not installed: {', '.join(absent)} (pip install {' '.join(absent)})")
 
     rows = []
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -185,7 +212,7 @@ def main() -> None:
         x = (word_sets(n, progress=False) if data == "word" else sentence_sets(n))[0]
         queries = np.random.default_rng(0).choice(n, min(args.audit, n), replace=False)
         exact_ids, exact_d = truth(x, queries, args.L)
-        for library, build, settings, searches in CONTENDERS:
+        for library, build, settings, searches in contenders:
             start = time.perf_counter()
             index, search = build(x, *settings.values())
             build_s = time.perf_counter() - start

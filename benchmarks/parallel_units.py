@@ -15,7 +15,7 @@ Prints each wall time, its ratio to serial (goal on 2 cores: ≤ 0.55) and wheth
 equals the serial one exactly. Then times the encoder on the slice's texts with 1 and 2 torch
 threads (the encoder stays one process; the faster setting is the one to keep).
 
-    python benchmarks/parallel_units.py [--topics 4] [--jobs 2] [--repeats 2]
+    python benchmarks/parallel_units.py [--topics 4] [--jobs 2] [--repeats 2] [--smoke]
 """
 
 from __future__ import annotations
@@ -38,7 +38,11 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=4, help="TAC 2008 topics in the slice")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--repeats", type=int, default=2, help="serial/parallel pairs (best)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: the first 2 summaries of one topic, 1 repeat")
     args = parser.parse_args()
+    if args.smoke:  # the topic's first two summaries are taken below
+        args.topics, args.repeats = 1, 1
 
     import torch
 
@@ -49,7 +53,7 @@ def main() -> None:
     from markeval.population.samples import word_samples
 
     torch.set_num_threads(1)
-    items = summary_items(load_tac(2008)[: args.topics])
+    items = summary_items(load_tac(2008)[: args.topics])[: 2 if args.smoke else None]
     texts = list(dict.fromkeys([i.text for i in items] + [r for i in items for r in i.references]))
     enc = memoize(default_model(), layers=range(-5, 0))
     word_samples(texts, enc, progress=False)  # fill the memo: the runs below time scoring only

@@ -15,7 +15,7 @@ Prints CPU seconds of this process (``time.process_time``, best of ``--repeats``
 sides alternating; on a shared machine wall time mostly measures the neighbours) and
 tokens per CPU second. torch uses all cores, so its CPU seconds are summed over threads.
 
-    python benchmarks/perplexity.py [--repeats 2] [--texts 64] [--nltk-tokens 200]
+    python benchmarks/perplexity.py [--repeats 2] [--texts 64] [--nltk-tokens 200] [--smoke]
 """
 
 from __future__ import annotations
@@ -60,10 +60,18 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--texts", type=int, default=64)
     parser.add_argument("--nltk-tokens", type=int, default=200)
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: 200 training and 50 test sentences, 20 NLTK tokens, "
+                        "4 texts for SmolLM2, 1 repeat")
     args = parser.parse_args()
 
-    train = [list(s) for s in tokenize_many(bbc_sentences(split="a")["sentence"].tolist())]
-    test = [list(s) for s in tokenize_many(bbc_sentences(split="b")["sentence"].tolist())]
+    train = bbc_sentences(split="a")["sentence"].tolist()
+    test = bbc_sentences(split="b")["sentence"].tolist()
+    if args.smoke:
+        args.repeats, args.texts, args.nltk_tokens = 1, 4, 20
+        train, test = train[:200], test[:50]
+    train = [list(s) for s in tokenize_many(train)]
+    test = [list(s) for s in tokenize_many(test)]
     n_train = sum(len(s) + 1 for s in train)
     n_test = sum(len(s) + 1 for s in test)
     print(f"BBC: {len(train):,} training sentences ({n_train:,} tokens incl. </s>), "
@@ -103,7 +111,7 @@ def main() -> None:
 
     print(f"\nSmolLM2-135M on CPU ({torch.get_num_threads()} torch threads)")
     start, wall = time.process_time(), time.perf_counter()
-    scorer = CausalLMScorer()
+    scorer = CausalLMScorer(device="cpu")  # the plain loop's tensors are made on the CPU
     print(f"  load (GGUF de-quantisation): {time.process_time() - start:.1f} s CPU, "
           f"{time.perf_counter() - wall:.1f} s wall")
     texts = bbc_sentences(split="b")["sentence"].tolist()[: args.texts]

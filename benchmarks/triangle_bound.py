@@ -15,7 +15,7 @@ the bound cannot skip, and the share of balls that scanning at most ``P`` lists 
 The row goes to ``--csv`` (replacing the row of the same model and size), with the commit and
 machine that produced it.
 
-    nice -n 10 python benchmarks/triangle_bound.py [--n 25000] [--model minilm] [--k 3]
+    nice -n 10 python benchmarks/triangle_bound.py [--n 25000] [--model minilm] [--k 3] [--smoke]
 """
 
 from __future__ import annotations
@@ -76,7 +76,14 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--csv", type=Path,
                         default=PACKAGE_RESULTS / "benchmarks" / "triangle_bound.csv")
+    parser.add_argument("--smoke", action="store_true",
+                        help="smallest run: n=300, the row written to a temporary copy of "
+                        "--csv, never to the committed file")
     args = parser.parse_args()
+    if args.smoke:
+        from _smoke import scratch_copy
+
+        args.n, args.csv = 300, scratch_copy(args.csv)
     code = commit()  # the code imported now, before the run
     a, b = word_sets(args.n, args.model)
     radii = np.concatenate([knn_balls(s, args.k).radii for s in (a, b)])

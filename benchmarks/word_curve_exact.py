@@ -8,6 +8,7 @@ any score; every score's pair of values goes to ``--csv`` (appended), with the c
 machine and the load average.
 
     nice -n 10 python benchmarks/word_curve_exact.py [--units word/cs-en/400/PJATK.4760 ...]
+        [--smoke]
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import time
 from pathlib import Path
 
 DEFAULT_UNITS = ["word/cs-en/400/PJATK.4760", "word/zh-en/400/online-B.0"]
+#: A unit at the smallest size of the stage's ci profile: 4 sentences, a few hundred samples a set.
+SMOKE_UNIT = "word/cs-en/4/PJATK.4760"
 
 
 def main() -> None:
@@ -31,7 +34,14 @@ def main() -> None:
     parser.add_argument("--units", nargs="+", default=DEFAULT_UNITS)
     parser.add_argument("--csv", type=Path,
                         default=PACKAGE_RESULTS / "benchmarks" / "word_curve_exact.csv")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"smallest run: the unit {SMOKE_UNIT}, the rows appended to a "
+                        "temporary copy of --csv, never to the committed file")
     args = parser.parse_args()
+    if args.smoke:
+        from _smoke import scratch_copy
+
+        args.units, args.csv = [SMOKE_UNIT], scratch_copy(args.csv)
 
     stage = get_stage("wmt17_word_curve")
     settings = stage.settings_for("full")

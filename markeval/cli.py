@@ -139,9 +139,8 @@ def _me(args) -> str:
             raise CLIError(f"--model {args.model}: not a directory (a local encoder is needed)")
         from markeval.encoders import default_model, load_encoder, sentence_embeddings
 
-        device = args.device or "cpu"
-        encoder = (default_model(device) if args.model is None
-                   else load_encoder(args.model, device))
+        encoder = (default_model(args.device) if args.model is None
+                   else load_encoder(args.model, args.device))
         reference, candidate = (
             sentence_embeddings(t, encoder, progress=_progress(args)) for t in texts)
         meta = {"reference": args.reference, "candidate": args.candidate,
@@ -334,7 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ME_Schnabel's estimator: Eq. 4 as printed, C_T M_T / R_T (default), or "
                         "Schnabel's census form, sum C_i M_i / sum R_i")
     p.add_argument("--model", help="encoder directory (default: the packaged MiniLM)")
-    p.add_argument("--device", help="torch device for the encoder (default cpu)")
+    p.add_argument("--device", default="auto",
+                   help="torch device for the encoder: auto (default: cuda when available, "
+                        "else cpu), cpu, cuda, cuda:1 ...")
     _add_output(p)
     p.set_defaults(run=_me)
 

@@ -112,11 +112,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 #: Test files whose tests the two xdist workers of ``make test`` share out one by one: the
-#: consistency checks of the committed results and the two Colab-path runs, minutes of
-#: independent work each (one worker would take them all under ``--dist loadfile``, which keeps
-#: every other file whole on one worker so that its module fixtures, a book build or a graded
-#: course, are built once and a notebook's cells run in order in one kernel).
-SHARED_OUT = ("tests/test_reproduce.py::", "tests/test_colab_path.py::")
+#: consistency checks of the committed results, the two Colab-path runs and the benchmark
+#: scripts' smoke runs, up to minutes of independent work each (one worker would take them all
+#: under ``--dist loadfile``, which keeps every other file whole on one worker so that its
+#: module fixtures, a book build or a graded course, are built once and a notebook's cells run
+#: in order in one kernel).
+SHARED_OUT = ("tests/test_reproduce.py::", "tests/test_colab_path.py::",
+              "tests/test_benchmarks.py::")
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)

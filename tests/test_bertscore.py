@@ -126,8 +126,10 @@ def test_identical_texts_score_one():
 def test_result_types_and_signature():
     s = bertscore(["a cat sat"], ["the cat sat"], progress=False, layer=4)
     assert type(s.f1) is float and all(type(x) is float for x in s.sentence_recall)
+    device = default_model().device  # "auto": the GPU where there is one
     assert s.signature.startswith(
-        "bertscore|model:sentence-transformers/all-MiniLM-L6-v2|layer:4|idf:no|rescale:no|")
+        f"bertscore|model:sentence-transformers/all-MiniLM-L6-v2|device:{device}|layer:4|"
+        "idf:no|rescale:no|")
     s = bertscore(["a cat sat"], ["the cat sat"], progress=False, layer=-1,
                   idf=idf_weights(["the cat sat", "a dog"]))
     assert "|layer:6|idf:yes(M=2)|" in s.signature

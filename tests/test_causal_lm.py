@@ -27,14 +27,15 @@ LONG = (
 
 @pytest.fixture(scope="module")
 def scorer():
-    """SmolLM2 loaded once, with every network connection refused while it loads."""
+    """SmolLM2 loaded once on the CPU (the checks below feed it CPU tensors), with every
+    network connection refused while it loads."""
 
     def refuse(*args, **kwargs):
         raise OSError("network access attempted while loading an offline model")
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(socket.socket, "connect", refuse)
-        return CausalLMScorer()
+        return CausalLMScorer(device="cpu")
 
 
 def _full_pass(scorer, text):
@@ -51,8 +52,11 @@ def test_packaged_model_loads_offline_and_is_cached(scorer):
     assert type(scorer.model).__name__ == "LlamaForCausalLM"
     assert scorer.model.config.vocab_size == 49152
     assert scorer.prefix == "<|endoftext|>"
-    model, tokenizer = load_causal_lm()
+    model, tokenizer = load_causal_lm(device="cpu")
     assert model is scorer.model and tokenizer is scorer.tokenizer  # lru_cache: loaded once
+    assert scorer.device == "cpu"
+    if not torch.cuda.is_available():  # the default, "auto", is the CPU here: the same model
+        assert load_causal_lm()[0] is scorer.model
 
 
 def test_fluent_text_beats_word_shuffled_text(scorer):

@@ -1,8 +1,8 @@
 """markeval.encoders: the packaged encoder, sentence and token embeddings, the disk cache.
 
 Tolerances: 1e-5 (absolute, per coordinate) wherever two float32 computations of the same
-vectors meet (sentence-transformers parity, pooling identity, batch sizes, CPU vs CUDA);
-exact equality for arrays read back from the disk cache.
+vectors meet (sentence-transformers parity, pooling identity, batch sizes; CPU against CUDA is
+in tests/test_cuda.py); exact equality for arrays read back from the disk cache.
 """
 
 from __future__ import annotations
@@ -97,12 +97,13 @@ def test_packaged_weights_are_pinned(enc):
 
 def test_default_model_facts(enc):
     assert enc.name == "sentence-transformers/all-MiniLM-L6-v2"
-    assert (enc.num_layers, enc.dim, enc.max_length, enc.device) == (6, 384, 256, "cpu")
+    assert (enc.num_layers, enc.dim, enc.max_length) == (6, 384, 256)
+    assert enc.device == ("cuda" if torch.cuda.is_available() else "cpu")  # "auto", resolved
     assert not enc.model.training
     assert enc.model.config.output_hidden_states
     assert all(p.dtype == torch.float32 for p in enc.model.parameters())
     assert enc.tokenizer.is_fast
-    assert default_model() is enc and default_model("cpu") is enc  # loaded once per device
+    assert default_model() is enc and default_model(enc.device) is enc  # once per device
     assert "all-MiniLM-L6-v2" in repr(enc) and "tokenizer" not in repr(enc)
 
 
@@ -409,17 +410,32 @@ def test_model_argument_forms(enc):
     assert tok.n_tokens == 4
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-def test_cuda_matches_cpu(enc, bbc_sentences):
-    texts = bbc_sentences[:16] + [""]
-    cpu = sentence_embeddings(texts, enc, progress=False)
-    gpu = sentence_embeddings(texts, enc, device="cuda", progress=False)
-    np.testing.assert_allclose(gpu, cpu, atol=ATOL, rtol=0)
-    assert default_model("cuda").device == "cuda"
-    cpu_tok = token_embeddings(texts, enc, layers=[-1], progress=False)
-    gpu_tok = token_embeddings(texts, device="cuda", layers=[-1], progress=False)
-    for a, b in zip(cpu_tok, gpu_tok):
-        np.testing.assert_allclose(b.vectors, a.vectors, atol=ATOL, rtol=0)
+def test_auto_device_is_cuda_where_available(monkeypatch):
+    from markeval.encoders.loading import normalize_device
+
+    # Only the resolution is checked: nothing is loaded or moved onto a device.
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert normalize_device("auto") == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert normalize_device("auto") == "cuda"
+    assert normalize_device("cuda:1") == "cuda:1"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-only default")
+def test_default_device_on_a_cpu_machine_is_the_cpu(enc, tmp_path):
+    from markeval.encoders import memoize, resolve_encoder
+    from markeval.encoders._disk import cache_entry
+
+    # "auto" is resolved before anything is loaded or keyed, so every default is the very
+    # encoder "cpu" gives: the same process cache entry, repr and disk-cache keys as before.
+    cpu = default_model("cpu")
+    assert default_model() is cpu and default_model("auto") is cpu and enc is cpu
+    assert load_encoder(enc.path) is load_encoder(enc.path, "cpu")
+    assert resolve_encoder(None) is cpu and resolve_encoder(enc.path).device == "cpu"
+    assert memoize().device == "cpu" and cpu.configure(device="auto") is cpu
+    assert "device='cpu'" in repr(resolve_encoder(None, device="auto"))
+    assert (cache_entry(tmp_path, resolve_encoder(None), "sentence", {}, ["x"])
+            == cache_entry(tmp_path, cpu, "sentence", {}, ["x"]))
 
 
 # --------------------------------------------------------------------------- bad input
@@ -457,12 +473,17 @@ def test_bad_models_and_devices(enc, tmp_path):
         load_encoder(tmp_path / "missing")
     with pytest.raises(FileNotFoundError, match="has no config.json"):
         load_encoder(tmp_path)
-    with pytest.raises(ValueError, match="device must look like"):
+    with pytest.raises(ValueError, match="device must be 'auto' or a torch device such as "
+                                         "'cpu', 'cuda' or 'cuda:1', got 'gpu-please'"):
         sentence_embeddings(["x"], enc, device="gpu-please", progress=False)
+    for bad in ("Auto", ""):  # "auto" is one exact word, like torch's own device names
+        with pytest.raises(ValueError, match=f"device must be 'auto' .* got {bad!r}"):
+            load_encoder(enc.path, device=bad)
     with pytest.raises(ValueError, match="max_length must be a positive int"):
         load_encoder(enc.path, max_length=0)
     if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="CUDA is not available"):
+        with pytest.raises(ValueError, match="device='cuda' was requested but CUDA is not "
+                                             "available"):
             default_model("cuda")
 
 

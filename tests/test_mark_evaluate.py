@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from markeval.encoders.loading import normalize_device
 from markeval.geometry import pairwise_sq_distances
 from markeval.population.ecology import m0_mle
 from markeval.population.mark_evaluate import (
@@ -21,7 +22,8 @@ from markeval.population.mark_evaluate import (
 
 
 # Text input names its encoder in the signature.
-_MODEL = "model:sentence-transformers/all-MiniLM-L6-v2"
+# The default encoder in a signature: its name and the device "auto" chose.
+_MODEL = f"model:sentence-transformers/all-MiniLM-L6-v2|device:{normalize_device('auto')}"
 
 def _nn_and_radii(x, k):
     """NN_k(s, S) as index lists (s first, then k neighbours, ties by index) and squared radii."""

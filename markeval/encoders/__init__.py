@@ -22,7 +22,9 @@ reads text through this module, so it fixes three things once:
   given that ``model`` then reads each distinct text's vectors from one forward pass.
 * **How it runs.** Device, batch size and disk cache are settings of the encoder object
   (:meth:`Encoder.configure`, or :func:`resolve_encoder`), so every metric takes just
-  ``model=``::
+  ``model=``. The device defaults to ``"auto"``: the GPU where torch sees one (Colab with a
+  GPU runtime), else the CPU; the encoder records the device chosen (``enc.device``), and
+  ``device="cpu"`` keeps a model off the GPU::
 
       enc = default_model().configure(batch_size=16, cache_dir="~/.cache/markeval-emb")
       bertscore(hyps, refs, model=enc); moverscore(hyps, refs, model=memoize(enc))

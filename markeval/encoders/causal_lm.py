@@ -29,6 +29,7 @@ import numpy as np
 
 from markeval._checks import check_bool, check_int, check_strings
 from markeval._signature import make_signature
+from markeval.encoders.loading import normalize_device
 from markeval.lexical._perplexity_result import PerplexityResult, check_units, perplexity_result
 
 __all__ = ["CausalLMScorer", "SMOLLM2_PREFIX", "TokenLogProbs", "load_causal_lm", "smollm2_path"]
@@ -119,7 +120,7 @@ def _load(source: str, gguf_file: str | None, device: str, local_files_only: boo
     return model, tokenizer
 
 
-def load_causal_lm(model: str | Path = SMOLLM2, *, device: str = "cpu", local_files_only: bool = True):
+def load_causal_lm(model: str | Path = SMOLLM2, *, device: str = "auto", local_files_only: bool = True):
     """Load (and cache per device) a causal LM and its tokenizer.
 
     Parameters
@@ -127,8 +128,9 @@ def load_causal_lm(model: str | Path = SMOLLM2, *, device: str = "cpu", local_fi
     model : str or Path, default "smollm2"
         ``"smollm2"`` (the packaged GGUF), a local Hugging Face model directory, a
         directory holding one ``.gguf`` file, a ``.gguf`` file, or a hub name.
-    device : str, default "cpu"
-        A torch device: ``"cpu"``, ``"cuda"``, ``"cuda:1"`` …
+    device : str, default "auto"
+        A torch device: ``"cpu"``, ``"cuda"``, ``"cuda:1"`` …, or ``"auto"``: ``"cuda"`` where
+        ``torch.cuda.is_available()``, else ``"cpu"`` (the same cached model as ``"cpu"``).
     local_files_only : bool, default True
         Never reach the network. Set False to let a hub name download.
 
@@ -138,10 +140,8 @@ def load_causal_lm(model: str | Path = SMOLLM2, *, device: str = "cpu", local_fi
         The same objects on every call with the same arguments (``functools.lru_cache``):
         de-quantising the packaged GGUF takes tens of seconds on a CPU.
     """
-    import torch
-
     source, gguf_file = _resolve(model)
-    return _load(source, gguf_file, str(torch.device(device)),
+    return _load(source, gguf_file, normalize_device(device),
                  check_bool(local_files_only, "local_files_only"))
 
 
@@ -195,8 +195,9 @@ class CausalLMScorer:
     ----------
     model : str or Path, default "smollm2"
         See :func:`load_causal_lm`.
-    device : str, default "cpu"
-        Torch device.
+    device : str, default "auto"
+        Torch device, as in :func:`load_causal_lm`; the attribute ``device`` holds the one
+        chosen.
     local_files_only : bool, default True
         Offline unless set to False.
     prefix : str or None, default "auto"
@@ -212,11 +213,12 @@ class CausalLMScorer:
     [('The', ' cat', ' sat', '.')]
     """
 
-    def __init__(self, model: str | Path = SMOLLM2, *, device: str = "cpu", local_files_only: bool = True,
+    def __init__(self, model: str | Path = SMOLLM2, *, device: str = "auto", local_files_only: bool = True,
                  prefix: str | None = "auto"):
         self.model_name = SMOLLM2 if model is None else str(model)
-        self.device = device
-        self.model, self.tokenizer = load_causal_lm(model, device=device, local_files_only=local_files_only)
+        self.device = normalize_device(device)
+        self.model, self.tokenizer = load_causal_lm(model, device=self.device,
+                                                    local_files_only=local_files_only)
         if prefix == "auto":
             tok = self.tokenizer
             prefix = SMOLLM2_PREFIX if self.model_name == SMOLLM2 else (tok.bos_token or tok.eos_token)

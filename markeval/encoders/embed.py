@@ -46,7 +46,10 @@ def sentence_embeddings(
         Texts per forward pass (sorted by length first, results returned in input order).
         Default: the encoder's, else 64.
     device : str, optional
-        Run on this device (default: the encoder's device; ``"cpu"`` for a path or None).
+        Run on this device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ... or ``"auto"`` (CUDA where
+        ``torch.cuda.is_available()``, else the CPU). Default: an encoder object's own device;
+        ``"auto"`` for a path or None. The vectors do not depend on the device beyond float
+        rounding, so the disk cache serves an entry written on one device to a call on another.
     progress : bool, default True
         Show a tqdm bar on stderr.
     normalize : bool, default True
@@ -120,6 +123,7 @@ def token_embeddings(
     batch_size : int, optional
         Default: the encoder's, else 32.
     device : str, optional
+        As in :func:`sentence_embeddings`.
     progress : bool, default True
     merge_subwords : bool, default False
         Merge the word pieces of one word (consecutive tokens with the same ``word_ids`` entry,

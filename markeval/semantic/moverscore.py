@@ -370,7 +370,7 @@ def moverscore(
     >>> [round(x, 3) for x in s.sentence_scores]
     [0.754, 0.069]
     >>> s.signature  # doctest: +ELLIPSIS
-    'moverscore|preset:v2|model:sentence-transformers/all-MiniLM-L6-v2|layers:6|...'
+    'moverscore|preset:v2|model:sentence-transformers/all-MiniLM-L6-v2|device:...|layers:6|...'
     """
     hypotheses = check_strings(hypotheses, "hypotheses")
     refs = check_references(hypotheses, references)
@@ -410,6 +410,7 @@ def moverscore(
         "moverscore",
         preset=preset_name,
         model=encoder.name,
+        device=encoder.device,
         layers="+".join(map(str, s.layers)),
         agg="pmeans(-inf,1,inf)" if len(s.layers) > 1 else "single",
         distance=s.distance,

@@ -1,6 +1,6 @@
 # Two commands on a fresh machine (see README):
 #   make book   install everything, then build the book (every chapter executed) and its PDF
-#   make test   install everything, then run the whole test suite
+#   make test   install everything, then run the test suite but its slow tier (make test-full: all)
 #   make reproduce   the papers' experiments at full scale into markeval/results (resumable; hours)
 # `make install` is idempotent and fast once done; `make notebook MD=book/x.md` re-pairs and
 # re-executes one chapter for authors.

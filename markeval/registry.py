@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -95,6 +96,11 @@ class MetricInfo:
         :class:`~markeval.resampling.SufficientStatistics`, ``f(hypotheses, references,
         **options)``: how the bootstrap and the paired tests resample it. Metrics without
         one are resampled through their per-item scores (``items``).
+    prepare : str, optional
+        ``"module:function"`` preparing references once for many systems, ``f(references,
+        **options)`` with those of the statistics function's options it names; ``statistics``
+        takes its result in place of the references (BLEU's and GLEU's n-gram tables), so
+        that the paired tests tokenise and count the references once, as sacrebleu does.
     """
 
     name: str
@@ -113,6 +119,7 @@ class MetricInfo:
     family: str = ""
     options: Mapping[str, object] = field(default_factory=dict, hash=False)
     statistics: str | None = None
+    prepare: str | None = None
 
     def __post_init__(self):
         check_choice(self.inputs, f"{self.name}: inputs", INPUTS)
@@ -129,6 +136,15 @@ class MetricInfo:
     def statistics_function(self) -> Callable | None:
         """The function giving the metric's sufficient statistics, or None."""
         return None if self.statistics is None else _load(self.statistics)
+
+    def prepared_references(self, references, options: Mapping):
+        """``references`` prepared once for the statistics of many systems scored with
+        ``options`` (see ``prepare``); as given when the metric prepares nothing."""
+        if self.prepare is None:
+            return references
+        function = _load(self.prepare)
+        names = inspect.signature(function).parameters
+        return function(references, **{k: v for k, v in options.items() if k in names})
 
     @property
     def sentence_function(self) -> Callable | None:
@@ -161,6 +177,7 @@ def _load(spec: str) -> Callable:
 
 _LEX, _SEM = "markeval.lexical", "markeval.semantic"
 _DIST, _ME = "markeval.distribution", "markeval.population.mark_evaluate:mark_evaluate"
+_NGRAMS = f"{_LEX}._ngram:prepare_references"
 
 
 def _rouge(rouge_type: str, label: str, what: str, symmetric: bool) -> MetricInfo:
@@ -181,10 +198,10 @@ def _me(part: str, label: str, measures: str, symmetric: bool) -> MetricInfo:
 METRICS: tuple[MetricInfo, ...] = (
     MetricInfo("bleu", "BLEU", "BLEU, sacrebleu-compatible (0-100)", f"{_LEX}.bleu:bleu",
                "texts", True, "quality", False, 100.0, sentence=f"{_LEX}.bleu:sentence_bleu",
-               statistics=f"{_LEX}.bleu:bleu_statistics"),
+               statistics=f"{_LEX}.bleu:bleu_statistics", prepare=_NGRAMS),
     MetricInfo("gleu", "GLEU", "Google-BLEU, NLTK-compatible (0-100)", f"{_LEX}.gleu:gleu",
                "texts", True, "quality", True, 100.0, sentence=f"{_LEX}.gleu:sentence_gleu",
-               statistics=f"{_LEX}.gleu:gleu_statistics"),
+               statistics=f"{_LEX}.gleu:gleu_statistics", prepare=_NGRAMS),
     MetricInfo("chrf", "chrF", "character 1-6-gram F-score (beta=2), sacrebleu-compatible (0-100)",
                f"{_LEX}.chrf:chrf", "texts", True, "quality", False, 100.0,
                sentence=f"{_LEX}.chrf:sentence_chrf", statistics=f"{_LEX}.chrf:chrf_statistics"),

@@ -37,7 +37,7 @@ from markeval._checks import check_resampling
 from markeval._signature import extend_signature
 
 __all__ = ["BootstrapResult", "ItemScores", "MAX_DRAWS", "SufficientStatistics", "bootstrap",
-           "check_draws", "multiplicities", "percentile_interval", "replicates",
+           "check_draws", "exact_dtype", "multiplicities", "percentile_interval", "replicates",
            "resample_indices", "resampled_scores"]
 
 #: Upper bound on the entries of one block of resampled indices (about 32 MB of int64).
@@ -314,22 +314,34 @@ class ItemScores(SufficientStatistics):
         return float(self.score) if self.score is not None else super().corpus_score()
 
 
-def _block_sums(stats: SufficientStatistics, indices: np.ndarray, float32: bool) -> np.ndarray:
-    """Column sums of ``stats.matrix`` over each row of resampled ``indices``."""
+def exact_dtype(bound: float) -> type:
+    """The float type whose matrix products sum integers exactly when no partial sum exceeds
+    ``bound`` in magnitude: float32 below 2**24 (twice as fast as float64), else float64
+    (exact below 2**53).
+
+    Examples
+    --------
+    >>> exact_dtype(3000 * 120).__name__, exact_dtype(2.0**24).__name__
+    ('float32', 'float64')
+    """
+    return np.float32 if bound < 2**24 else np.float64
+
+
+def _summing(stats: SufficientStatistics, float32: bool) -> tuple[np.ndarray, bool, type | None]:
+    """How resampled sums of ``stats.matrix`` are taken, decided once for all blocks:
+    ``(rows, product, dtype)``. With ``product`` the sums are the multiplicities times
+    ``rows`` (exact for integer statistics, whose sums are then cast to ``dtype``; None: float
+    sums, kept as they are); otherwise float32 ``rows`` are summed item after item, as
+    sacrebleu's bootstrap does."""
     rows = stats.matrix
-    n = rows.shape[0]
     if not np.issubdtype(rows.dtype, np.integer):
         if float32 and not isinstance(stats, ItemScores):
-            # float32 values summed in float32, item after item, as sacrebleu's bootstrap
-            return rows.astype(np.float32)[indices].sum(axis=1)
-        return multiplicities(indices, n).astype(np.float64) @ rows
-    # Float sums of integers below 2**53 are exact; rint undoes nothing but the type.
-    sums = np.rint(multiplicities(indices, n).astype(np.float64) @ rows.astype(np.float64))
-    if not float32:
-        return sums.astype(np.int64)
-    if n * float(np.abs(rows).max(initial=0)) < 2**24:  # float32 holds these sums exactly
-        return sums.astype(np.float32)
-    return rows.astype(np.float32)[indices].sum(axis=1)
+            return rows.astype(np.float32), False, None
+        return rows.astype(np.float64), True, None
+    dtype = exact_dtype(len(rows) * float(np.abs(rows).max(initial=0)))
+    if float32 and dtype is not np.float32:  # sums beyond float32's integers: sacrebleu rounds
+        return rows.astype(np.float32), False, None
+    return rows.astype(dtype), True, np.float32 if float32 else np.int64
 
 
 def resampled_scores(statistics: Sequence[SufficientStatistics], blocks, *,
@@ -350,11 +362,20 @@ def resampled_scores(statistics: Sequence[SufficientStatistics], blocks, *,
     list of ndarray
         One array of scores per statistics object, one score per resample.
     """
+    plans = [_summing(stats, float32) for stats in statistics]
     out: list[list[np.ndarray]] = [[] for _ in statistics]
     for indices in blocks:
-        for j, stats in enumerate(statistics):
-            out[j].append(np.asarray(stats.scores(_block_sums(stats, indices, float32),
-                                                  float32=float32), dtype=np.float64))
+        weights = {}  # the block's multiplicities, shared by the objects summed in one type
+        for j, (stats, (rows, product, dtype)) in enumerate(zip(statistics, plans)):
+            if not product:
+                sums = rows[indices].sum(axis=1)
+            else:
+                if rows.dtype not in weights:
+                    weights[rows.dtype] = multiplicities(indices, len(rows)).astype(rows.dtype)
+                sums = weights[rows.dtype] @ rows
+                if dtype is not None:
+                    sums = sums.astype(dtype, copy=False)
+            out[j].append(np.asarray(stats.scores(sums, float32=float32), dtype=np.float64))
     return [np.concatenate(o) if o else np.zeros(0) for o in out]
 
 

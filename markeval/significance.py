@@ -27,7 +27,8 @@ the one path from sentences to scores that corpus scores and the bootstrap use t
   ``statistics``): per-sentence statistics are computed once, a resample sums rows of them (a
   matrix product with the resample's multiplicities), and the score is recomputed from the
   sums, vectorised over all resamples (:func:`~markeval.resampling.resampled_scores`).
-  Nothing is re-tokenised.
+  Nothing is re-tokenised, and references are prepared once for all systems (the
+  registry's ``prepare``: BLEU's and GLEU's n-gram tables).
 * **Per-sentence scores**: any other line-aligned text metric of :mod:`markeval.registry`
   with per-item scores (METEOR, the ROUGE types, BERTScore, MoverScore) is resampled as the
   mean of its item scores (:class:`~markeval.resampling.ItemScores`). That mean is the
@@ -81,7 +82,7 @@ import numpy as np
 from markeval._checks import (check_bool, check_choice, check_confidence, check_int,
                               check_references, check_seed, check_string, check_strings)
 from markeval._signature import extend_signature
-from markeval.resampling import (ItemScores, SufficientStatistics, check_draws,
+from markeval.resampling import (ItemScores, SufficientStatistics, check_draws, exact_dtype,
                                  resample_indices, resampled_scores)
 
 __all__ = ["SignificanceResult", "SystemComparison", "TESTS", "paired_significance"]
@@ -257,7 +258,8 @@ def _statistics(name: str, references, options, progress: bool
     if info.statistics is not None:
         function = info.statistics_function
         options = {**info.options, **_check_options(info, function, options)}
-        return lambda hypotheses: function(hypotheses, references, **options)
+        prepared = info.prepared_references(references, options)
+        return lambda hypotheses: function(hypotheses, prepared, **options)
     options = _check_options(info, info.function, options)
     if "progress" in _parameters(info.function):
         options["progress"] = progress
@@ -466,20 +468,31 @@ def _paired_randomization(stats, scores, n_trials, seed, confidence):
     out = [(*_estimate(base_boot, confidence), None)]
     boots = resampled_scores(stats[1:], [ci_indices], float32=True)
     base = stats[0].matrix.astype(np.float64)
-    for j, system in enumerate(stats[1:]):
-        rows = system.matrix.astype(np.float64)
-        # Pseudo-system A takes the baseline's sentence where the swap is on, B the system's:
-        # A = system total + swaps @ (base - system), B = both totals - A.
-        diff, total = base - rows, rows.sum(axis=0)
-        both = base.sum(axis=0) + total
-        integer = np.array_equal(base, np.rint(base)) and np.array_equal(rows, np.rint(rows))
-        null = []
-        for start, count in _blocks(n, n_trials):
-            a = swaps[start : start + count].astype(np.float64) @ diff + total
-            b = both - a
-            if integer:  # integer sums, exact in float64: undo the rounding of the product
-                a, b = np.rint(a), np.rint(b)
-            null.append(np.abs(system.scores(a) - system.scores(b)))
+    systems = [system.matrix.astype(np.float64) for system in stats[1:]]
+    # Pseudo-system A takes the baseline's sentence where the swap is on, B the system's:
+    # A = system total + swaps @ (base - system), B = both totals - A. Integer statistics
+    # give exact products, so the systems side by side make one product per block, in
+    # float32 where it holds the sums; float ones keep a float64 product each (BLAS sums in
+    # an order that depends on the shape).
+    exact = all(np.array_equal(rows, np.rint(rows)) for rows in [base, *systems])
+    groups = [range(len(systems))] if exact else [[j] for j in range(len(systems))]
+    diffs = [np.concatenate([base - systems[j] for j in group], axis=1) for group in groups]
+    dtype = exact_dtype(max(np.abs(d).sum(axis=0).max() for d in diffs)) if exact else np.float64
+    diffs = [diff.astype(dtype) for diff in diffs]
+    totals = [rows.sum(axis=0) for rows in systems]
+    both = [base.sum(axis=0) + total for total in totals]
+    k = base.shape[1]
+    null = [[] for _ in systems]
+    for start, count in _blocks(n, n_trials):
+        weights = swaps[start : start + count].astype(dtype)
+        for group, diff in zip(groups, diffs):
+            product = weights @ diff
+            for i, j in enumerate(group):
+                a = product[:, i * k : (i + 1) * k] + totals[j]
+                b = both[j] - a
+                null[j].append(np.abs(stats[j + 1].scores(a) - stats[j + 1].scores(b)))
+    for j, system_null in enumerate(null):
         delta = abs(scores[0] - scores[j + 1])
-        out.append((*_estimate(boots[j], confidence), _p_value(np.concatenate(null), delta)))
+        out.append((*_estimate(boots[j], confidence),
+                    _p_value(np.concatenate(system_null), delta)))
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 
@@ -87,6 +88,12 @@ _13A_RULES = (
     (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),
     (re.compile(r"([0-9])(-)"), r"\1 \2 "),
 )
+# Steps 2 and 3 change nothing but runs of periods and commas, each run by itself and only
+# according to whether a digit (or nothing) is on either side of it. Scanning for the runs is
+# fast (the pattern starts with a character set) where steps 2 and 3 test every position, so
+# they are applied run by run (see _13a_run).
+_13A_RUN = re.compile(r"[.,]+")
+_DIGITS = "0123456789"  # "" is in it as well: nothing beside a run acts as a digit there
 _INTL_RULES = (  # compiled on first use: they need the third-party `regex` module (\p{...})
     (r"(\P{N})(\p{P})", r"\1 \2 "),
     (r"(\p{P})(\P{N})", r" \1 \2"),
@@ -109,14 +116,35 @@ def _13a_prepare(line: str) -> str:
     return line
 
 
+def _13a_rules(text: str) -> str:
+    """13a's regular expressions (sacrebleu's TokenizerRegexp) on ``text``, steps 1-4."""
+    text = _13A_SYMBOLS.sub(r" \g<0> ", text)
+    text = _13A_RUN.sub(_13a_run_in_place, text)
+    step4, replacement = _13A_RULES[2]
+    return step4.sub(replacement, text)
+
+
+def _13a_run_in_place(match: re.Match) -> str:
+    text, start, end = match.string, match.start(), match.end()
+    return _13a_run(match.group(), text[start - 1 : start] in _DIGITS,
+                    text[end : end + 1] in _DIGITS)
+
+
+@functools.lru_cache(maxsize=4096)
+def _13a_run(run: str, digit_before: bool, digit_after: bool) -> str:
+    """Steps 2 and 3 on one run of periods and commas, with a digit (or nothing) or another
+    character on either side: the rules themselves, on the run between two such characters."""
+    window = ("1" if digit_before else "a") + run + ("1" if digit_after else "a")
+    for pattern, replacement in _13A_RULES[:2]:
+        window = pattern.sub(replacement, window)
+    return window[1:-1]
+
+
 def _tokenize_13a(lines: list[str]) -> list[tuple[str, ...]]:
     # The regular expressions run once over all lines joined by "\n" (much faster than a call
     # per line). This is exact: after _13a_prepare no line contains "\n", and every line is
     # padded with spaces as in sacrebleu, so no rule can match across a line boundary.
-    text = "\n".join([f" {_13a_prepare(line)} " for line in lines])
-    text = _13A_SYMBOLS.sub(r" \g<0> ", text)
-    for pattern, replacement in _13A_RULES:
-        text = pattern.sub(replacement, text)
+    text = _13a_rules("\n".join([f" {_13a_prepare(line)} " for line in lines]))
     return [tuple(chunk.split()) for chunk in text.split("\n")]
 
 
@@ -162,19 +190,12 @@ _ZH_RANGES = (
     (0x3200, 0x32FF), (0x3300, 0x33FF),
 )
 _ZH_CHARS = re.compile("([" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in _ZH_RANGES) + "])")
-# 13a's post-tokenizer rules (sacrebleu's TokenizerRegexp), applied to a line as it is: zh
-# does not pad the line with spaces, so a period at the very start stays attached.
-_ZH_RULES = ((_13A_SYMBOLS, r" \g<0> "), *_13A_RULES)
 
 
 def _tokenize_zh(lines: list[str]) -> list[tuple[str, ...]]:
-    out = []
-    for line in lines:
-        line = _ZH_CHARS.sub(r" \1 ", line.strip())
-        for pattern, replacement in _ZH_RULES:
-            line = pattern.sub(replacement, line)
-        out.append(tuple(line.split()))
-    return out
+    # 13a's rules on each line as it is: zh does not pad the line with spaces, so a period at
+    # the very start stays attached.
+    return [tuple(_13a_rules(_ZH_CHARS.sub(r" \1 ", line.strip())).split()) for line in lines]
 
 
 _TOKENIZER_FUNCTIONS = {"13a": _tokenize_13a, "intl": _tokenize_intl, "none": _tokenize_none,

@@ -336,3 +336,22 @@ def test_every_statistics_metric_takes_one_path():
         bootstrap(stats, n_resamples=200, seed=12345).mean, abs=1e-9)
     assert {m.name for m in registry.metrics() if m.statistics} == {
         "bleu", "gleu", "chrf", "chrf++", "ter"}
+
+
+@pytest.mark.parametrize("metric", ["bleu", "gleu"])
+def test_references_are_prepared_once_for_all_systems(monkeypatch, metric):
+    # #60: preparing BLEU's n-gram tables again for every system had doubled the test's time.
+    from markeval.lexical import _ngram
+
+    built = []
+    init = _ngram.NGramReferences.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(args)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(_ngram.NGramReferences, "__init__", counting)
+    result = paired_significance(("base", BASE), {"other": OTHER, "again": OTHER[::-1]}, REFS,
+                                 metric=metric, options={"tokenize": "none"}, n_resamples=20,
+                                 progress=False)
+    assert len(built) == 1 and "tok:none" in result.signature

@@ -86,7 +86,8 @@ def _encode(token_lists, vocabulary: dict[str, int]) -> tuple[np.ndarray, np.nda
     """Token ids (``-1`` when not in ``vocabulary``) of all sentences, and their lengths."""
     lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
     flat = chain.from_iterable(token_lists)
-    ids = np.fromiter(map(vocabulary.get, flat, repeat(-1)), dtype=np.int64)
+    ids = np.fromiter(map(vocabulary.get, flat, repeat(-1)), dtype=np.int64,
+                      count=int(lengths.sum()))
     return ids, lengths
 
 
@@ -324,12 +325,15 @@ def resolve_references(
         return references.check_hypotheses(hypotheses), references
     hypotheses = check_strings(hypotheses, "hypotheses")
     check_references(hypotheses, references)
-    prepared = NGramReferences(
-        references,
-        tokenize="13a" if tokenize is None else tokenize,
-        lowercase=bool(lowercase),  # None: the default, False
-    )
-    return hypotheses, prepared
+    return hypotheses, prepare_references(references, tokenize=tokenize, lowercase=lowercase)
+
+
+def prepare_references(references, *, tokenize: str | None = None,
+                       lowercase: bool | None = None) -> NGramReferences:
+    """:class:`NGramReferences` with BLEU's and GLEU's defaults for None (``"13a"``, not
+    lower-cased): what their statistics build from a plain list, kept for many systems."""
+    return NGramReferences(references, tokenize="13a" if tokenize is None else tokenize,
+                           lowercase=False if lowercase is None else lowercase)
 
 
 def closest_lengths(hyp_len: np.ndarray, prepared: NGramReferences) -> np.ndarray:

@@ -1,6 +1,6 @@
 # Two commands on a fresh machine (see README):
 #   make book   install everything, then build the book (every chapter executed) and its PDF
-#   make test   install everything, then run the test suite but its slow tier (make test-full: all)
+#   make test   install what it needs, then run the test suite but its slow tier (make test-full: all)
 #   make reproduce   the papers' experiments at full scale into markeval/results (resumable; hours)
 # `make install` is idempotent and fast once done; `make notebook MD=book/x.md` re-pairs and
 # re-executes one chapter for authors.
@@ -36,7 +36,11 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 .PHONY: install data book test test-full reproduce notebook student instructor course clean
 
-install: $(VENV)/.installed $(VENV)/colab-index/.complete book/_static/mathjax/tex-chtml.js data
+# What `make test` needs; `make install` adds the Colab path's wheelhouse (a minute or two of
+# downloads), which only `make test-full` reads.
+BASE := $(VENV)/.installed book/_static/mathjax/tex-chtml.js data
+
+install: $(BASE) $(VENV)/colab-index/.complete
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
@@ -97,7 +101,7 @@ PYTEST := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfi
             --durations=25
 # `make test` leaves out the tests marked `slow` (each is a wider run of a check that `make
 # test` makes on a slice: README, "Running the tests"); `make test-full` runs every test.
-test: install
+test: $(BASE)
 	$(PYTEST) -m "not slow"
 
 test-full: install

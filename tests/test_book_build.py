@@ -103,7 +103,16 @@ def _pages():
     return [stem for stem in toc_files() if not stem.endswith("bibliography")]
 
 
-@pytest.mark.parametrize("width", WIDTHS)
+#: Every page at the narrowest common window (1280 px) in `make test`; at the wider two (two
+#: more minutes each) in `make test-full`.
+TIERED_WIDTHS = [pytest.param(w, marks=() if w == min(WIDTHS) else pytest.mark.slow)
+                 for w in WIDTHS]
+#: The PDF (a single-page build, a typeset of the whole book in one page and two prints: about
+#: five minutes on two cores) and its checks: `make test-full`.
+PDF = pytest.mark.slow
+
+
+@pytest.mark.parametrize("width", TIERED_WIDTHS)
 @pytest.mark.parametrize("stem", _pages())
 def test_page_reads_well(built_book, browser, stem, width):
     """What a reader sees: typeset math, sharp figures, nothing wider than the column, at each
@@ -214,6 +223,7 @@ def _page_title(stem: str) -> str:
     return re.search(r"^# (.+)$", text, flags=re.M)[1].strip()
 
 
+@PDF
 def test_pdf_has_bookmarks_for_every_part_chapter_and_section(printed_book):
     from pypdf import PdfReader
 
@@ -247,6 +257,7 @@ def _foot(page) -> str:
     return " ".join(parts)
 
 
+@PDF
 def test_pdf_page_numbers_and_labels_agree(printed_book):
     """The title page and the contents are labelled i, ii, ... and print no number; the book
     proper is labelled 1, 2, ..., and each page prints its label at its foot."""
@@ -269,6 +280,7 @@ def test_pdf_page_numbers_and_labels_agree(printed_book):
     assert abs(width - 595.3) < 1 and abs(height - 841.9) < 1, "pages are not A4"
 
 
+@PDF
 def test_pdf_contents_give_the_pages_of_the_chapters(printed_book):
     """The page numbers in the contents are those where the bookmarks point (and those are
     the pages of the headings: the next test)."""
@@ -304,6 +316,7 @@ def _heading_at(title: str, text: str) -> int | None:
     return None
 
 
+@PDF
 def test_pdf_bookmarks_land_on_their_headings(printed_book):
     """Every bookmark's target page shows its heading; a part's or a document's page (each
     starts a new page) shows it at the top, below at most the page's number. The contents give
@@ -326,6 +339,7 @@ def test_pdf_bookmarks_land_on_their_headings(printed_book):
     assert not wrong, f"{len(wrong)} bookmarks miss their heading: {wrong[:5]}"
 
 
+@PDF
 def test_print_layout_fits_the_page(printed_book):
     """Chromium's print layout (print media, a page's text width): nothing reaches past the
     page, scrolls or is cut off, and nothing for clicking is left."""
@@ -341,6 +355,7 @@ def test_print_layout_fits_the_page(printed_book):
     assert not widgets, f"interactive widgets printed: {widgets[:10]}"
 
 
+@PDF
 def test_pdf_is_offered_for_download(printed_book, built_book, browser):
     """`make book` prints the single-page build to a PDF that the download button links to."""
     assert printed_book[0].read_bytes().startswith(b"%PDF"), "not a PDF"

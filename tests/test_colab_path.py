@@ -87,6 +87,11 @@ def wheel(tmp_path_factory):
     return built
 
 
+# Six minutes each on two cores, from an empty cache: `make test-full`. `make test` reads the
+# same setup cells (tests/test_colab_setup.py) and executes every chapter in the repository.
+pytestmark = pytest.mark.slow
+
+
 @needs_wmt17
 @needs_tac
 @pytest.mark.parametrize("resolution", colab_index.RESOLUTIONS)

@@ -81,10 +81,13 @@ IDS = {int(p.stem.split("_")[1]): p.stem
 # on two cores push honest cells past the 60 s limit.
 PARALLEL = 2
 ORDER = sorted(NUMBERS, key=lambda n: (4, 1, 3, 2).index(n))
-# `make test` grades one assignment through both graders (the same checks, minutes instead of a
-# quarter of an hour); `make test-full` grades all four.
-FAST = 1 if 1 in NUMBERS else 4
-BY_NUMBER = [pytest.param(n, marks=() if n == FAST else pytest.mark.slow) for n in NUMBERS]
+# The courses are graded in `make test-full` (five minutes for Assignment 1 alone on two cores, a
+# quarter of an hour for all four); `make test` runs this file's tests that start no course, and
+# the graders' own tests (tests/test_assignments.py, test_checkers.py, test_grade_cli.py).
+COURSE = pytest.mark.slow
+BY_NUMBER = [pytest.param(n, marks=COURSE) for n in NUMBERS]
+#: The assignment graded when the selected tests name none (the release test alone).
+FIRST = 1 if 1 in NUMBERS else 4
 
 
 def _selected(session) -> list[int]:
@@ -94,7 +97,7 @@ def _selected(session) -> list[int]:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "number" in callspec.params and item.path.resolve() == here:
             wanted.add(callspec.params["number"])
-    return [n for n in ORDER if n in wanted] or [FAST]
+    return [n for n in ORDER if n in wanted] or [FIRST]
 
 
 def _env() -> dict:
@@ -390,6 +393,7 @@ def test_course_notebooks_carry_nbgrader_metadata(tmp_path):
     assert f"c.Execute.timeout = {course.CELL_TIMEOUT_S}" in config and course.CELL_TIMEOUT_S <= 60
 
 
+@COURSE
 def test_the_release_has_starter_code_and_no_hidden_test(courses):
     for number, folder in courses.items():
         name = IDS[number]
@@ -461,6 +465,7 @@ def test_the_batch_grader_gives_every_submission_its_right_score(batches, number
     assert {statuses["library", k] for k in scratch} == {"module not allowed"}
 
 
+@COURSE
 def test_the_copier_changed_the_file_but_not_the_grade(batches):
     number = next(iter(batches))
     rows, _, before = batches[number]

@@ -565,10 +565,21 @@ def _check_plan(stage, profile):
     return list(stage.check_units(settings)), settings_key(stage, narrowed)
 
 
-@pytest.mark.parametrize("name", STAGES)
-# The full profile's checks encode sets of the papers' sizes (minutes each on a cold cache):
-# `make test-full`. The ci checks recompute the same code on the ci slice.
-@pytest.mark.parametrize("profile", ["ci", pytest.param("full", marks=pytest.mark.slow)])
+def _checks():
+    """(stage, profile) of every consistency check, the slow ones marked: `make test-full`.
+
+    The full profile's checks encode sets of the papers' sizes (minutes each on a cold cache);
+    the ci checks recompute the same code on the ci slice. A stage run with mpnet (``*_mpnet``)
+    is its MiniLM stage's code with the other encoder (whose vectors `make test` checks against
+    sentence-transformers in ``tests/test_packaged_encoders.py``), and its 12 layers make its ci
+    check minutes instead of seconds: `make test` checks the MiniLM stage's ci slice.
+    """
+    return [pytest.param(name, profile, marks=pytest.mark.slow
+                         if profile == "full" or name.endswith("_mpnet") else ())
+            for name in STAGES for profile in ("ci", "full")]
+
+
+@pytest.mark.parametrize("name, profile", _checks())
 def test_committed_results_follow_from_the_code(name, profile):
     """The consistency test: recompute the stage's check units, equal to the committed rows."""
     stage = get_stage(name)

@@ -20,6 +20,7 @@ from the chapters' exercises ("Exercise 2.3" is chapter 2's third).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -81,6 +82,9 @@ def _label(entry) -> str:
     return f"{who}, {year}"
 
 
+# pybtex looks its text backend up among the installed packages' entry points on every
+# render (tens of milliseconds in a full environment); a name is rendered once.
+@functools.lru_cache(maxsize=None)
 def _latex_free(text: str) -> str:
     return Text.from_latex(text).render_as("text")  # "C\\'\\ifka" -> "Cífka"
 
@@ -145,13 +149,21 @@ class ChapterReferences(SphinxDirective):
 
 
 def _formatted(env):
-    # Labels are assigned over the whole bibliography, so "2017a"/"2017b" agree with it.
-    entries = {}
-    for name in env.config.bibtex_bibfiles:
-        path = Path(env.srcdir) / name
+    paths = [Path(env.srcdir) / name for name in env.config.bibtex_bibfiles]
+    for path in paths:
         env.note_dependency(str(path))
-        entries.update(parse_file(str(path)).entries)
-    return list(AuthorYearStyle().format_entries(entries.values()))
+    return _formatted_files(tuple((str(path), path.stat().st_mtime_ns) for path in paths))
+
+
+@functools.lru_cache(maxsize=4)
+def _formatted_files(files: tuple[tuple[str, int], ...]) -> tuple:
+    # Labels are assigned over the whole bibliography, so "2017a"/"2017b" agree with it. The
+    # files are formatted once per build, not once per chapter (keyed by their modification
+    # times, so an edited file is read again).
+    entries = {}
+    for path, _ in files:
+        entries.update(parse_file(path).entries)
+    return tuple(AuthorYearStyle().format_entries(entries.values()))
 
 
 #: Study pace behind ``study-times``: words of prose read per minute (technical text with

@@ -298,6 +298,9 @@ def test_mpnet_sentence_vectors_equal_sentence_transformers(mpnet, pairs):
 
 
 @needs_mpnet
+# BERTScore's parity with bert_score is tested with MiniLM in `make test` (tests/test_bertscore.py),
+# and mpnet's vectors against sentence-transformers above: this wider run is `make test-full`'s.
+@pytest.mark.slow
 def test_mpnet_bertscore_equals_bert_score_at_layer_9(mpnet, pairs):
     from bert_score import BERTScorer
 

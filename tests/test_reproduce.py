@@ -11,6 +11,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import nbformat
 import pandas as pd
 import pytest
 
@@ -23,6 +24,7 @@ from markeval.reproduce.stage import COMPARISON_COLUMNS, Stage, settings_key
 from markeval.reproduce.stages import all_stages, get_stage
 from markeval.reproduce.store import UnitStore
 from markeval.cache import NotOursError
+from conftest import REPO
 
 RESULTS = Path(__file__).resolve().parents[1] / "markeval" / "results"
 calls: list[str] = []
@@ -565,6 +567,17 @@ def _check_plan(stage, profile):
     return list(stage.check_units(settings)), settings_key(stage, narrowed)
 
 
+#: The stages whose ci check a chapter recomputes while it executes (its "How these numbers
+#: were made" box calls ``check_slice``, in a cell whose output nbval compares: "all equal:
+#: True"), so `make test` runs that check already, under nbval.
+CHECKED_BY_CHAPTERS = {"sensitivity": "13_sensitivity", "word_swap": "13_sensitivity",
+                       "wmt17_segment": "15_mt_embedding_correlation",
+                       "wmt17_system": "15_mt_embedding_correlation",
+                       "wmt17_word_curve": "15_mt_embedding_correlation",
+                       "tac_embedding": "17_summarization_embedding_correlation",
+                       "ladder": "18_unconditional_generation"}
+
+
 def _checks():
     """(stage, profile) of every consistency check, the slow ones marked: `make test-full`.
 
@@ -572,11 +585,31 @@ def _checks():
     the ci checks recompute the same code on the ci slice. A stage run with mpnet (``*_mpnet``)
     is its MiniLM stage's code with the other encoder (whose vectors `make test` checks against
     sentence-transformers in ``tests/test_packaged_encoders.py``), and its 12 layers make its ci
-    check minutes instead of seconds: `make test` checks the MiniLM stage's ci slice.
+    check minutes instead of seconds: `make test` checks the MiniLM stage's ci slice. A ci check
+    that a chapter recomputes (:data:`CHECKED_BY_CHAPTERS`) runs here in `make test-full` only.
     """
-    return [pytest.param(name, profile, marks=pytest.mark.slow
-                         if profile == "full" or name.endswith("_mpnet") else ())
+    def slow(name, profile):
+        return profile == "full" or name.endswith("_mpnet") or name in CHECKED_BY_CHAPTERS
+
+    return [pytest.param(name, profile, marks=pytest.mark.slow if slow(name, profile) else ())
             for name in STAGES for profile in ("ci", "full")]
+
+
+@pytest.mark.parametrize("name, chapter", sorted(CHECKED_BY_CHAPTERS.items()))
+def test_the_chapters_recompute_the_checks_left_to_them(name, chapter):
+    """Each stage of :data:`CHECKED_BY_CHAPTERS` is shown by its chapter, whose provenance cell
+    recomputes its ci slice under nbval's comparison of the outputs."""
+    nb = nbformat.read(REPO / "book" / f"{chapter}.ipynb", 4)
+    cells = [c for c in nb.cells if c.cell_type == "code" and "provenance_box(" in c.source
+             and "check=" in c.source]
+    assert len(cells) == 1, f"{chapter}: one provenance cell with a check, found {len(cells)}"
+    cell = cells[0]
+    assert "nbval-check-output" in cell.metadata.get("tags", []), f"{chapter}: nbval ignores it"
+    shown = "".join(o.get("data", {}).get("text/markdown", "") for o in cell.outputs)
+    call = f"check_slice({name!r}, 'ci')"
+    lines = [line for line in shown.splitlines() if f"(`{call}`)" in line]
+    assert lines, f"{chapter} does not run {call}"
+    assert lines[0].endswith("all equal: True"), lines[0]
 
 
 @pytest.mark.parametrize("name, profile", _checks())

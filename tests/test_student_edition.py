@@ -87,6 +87,12 @@ def _page_text(path) -> str:
     return _normalise(html.unescape(re.sub(r"<[^>]+>", "", raw)))
 
 
+#: The whole student edition, built and searched (a minute or two on two cores): `make test-full`.
+#: `make test` checks the committed student notebooks (the public book's assignment pages, which
+#: tests/test_book_build.py searches for solutions in the built book) and the stripping itself.
+EDITION = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def edition(tmp_path_factory):
     out = tmp_path_factory.mktemp("student")
@@ -117,6 +123,7 @@ def _toc_page(md) -> str:
     return student if student in stems else f"book/{md.stem}"
 
 
+@EDITION
 def test_prepare_counts(edition):
     _, _, counts = edition
     # The instructor pages' regions, unless the toc lists the (already stripped) student pages.
@@ -127,6 +134,7 @@ def test_prepare_counts(edition):
     assert counts["notebooks"] >= 22
 
 
+@EDITION
 def test_pages_are_built_and_instructor_notes_left_out(edition):
     _, html_dir, _ = edition
     for stem in toc_files():
@@ -137,6 +145,7 @@ def test_pages_are_built_and_instructor_notes_left_out(edition):
             assert path.is_file(), f"{stem}.html missing from the student edition"
 
 
+@EDITION
 def test_no_solution_survives_in_the_html(edition):
     _, html_dir, _ = edition
     assert se.scan_html(html_dir) == []
@@ -150,6 +159,7 @@ def test_no_solution_survives_in_the_html(edition):
     assert "def my_corpus_bleu(hypotheses, references): raise NotImplementedError()" in page
 
 
+@EDITION
 def test_edition_notebooks(edition):
     out, _, _ = edition
     for md in ASSIGNMENTS:

@@ -9,7 +9,7 @@ Cost: sacrebleu's TER is slow (about 4 ms a sentence, 12-125 s a WMT17 system fi
 sacrebleu once per system and test session (a session-scoped fixture) on a fixed sample of
 the system file (every 50th sentence) under the default ``ci`` profile, and on every sentence
 under ``MARKEVAL_PROFILE=full``: the first system of every pair in `make test`, every system
-in `make test-full`. One whole system file is compared end to end in any profile.
+in `make test-full`, which also compares one whole system file end to end.
 """
 
 from __future__ import annotations
@@ -229,6 +229,7 @@ def test_parity_every_wmt17_system(wmt17, wmt17_ter):
 
 
 @needs_wmt17
+@pytest.mark.slow  # sacrebleu's TER on 3,004 sentences: half a minute
 def test_corpus_ter_end_to_end_one_whole_system(wmt17):
     refs, systems = wmt17["de-en"]
     hyps = systems[sorted(systems)[0]]

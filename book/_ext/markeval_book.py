@@ -16,14 +16,21 @@ An assignment's exercises are numbered by their question: the exercise labelled 
 (Assignment 2, Q3) is "Exercise A2.3", in its caption and in every reference to it, instead
 of a count running through the whole unnumbered Assignments part. The "A" keeps them apart
 from the chapters' exercises ("Exercise 2.3" is chapter 2's third).
+
+Numbers that the front matter quotes are computed where the book is built: the directive
+``study-times`` and the role ``study-hours`` (a student's hours per chapter), and the role
+``chapter-seconds`` (the chapters' median or longest execution time, from the execution
+statistics page's measurements).
 """
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
 import math
 import re
+import statistics
 from collections import Counter
 from pathlib import Path
 
@@ -247,6 +254,40 @@ def _singlehtml_like_html(app):
         handlers.setdefault("singlehtml", {}).setdefault(node, visitors)
 
 
+#: The chapters' execution times that ``python -m tools.execution_stats`` measured.
+EXECUTION_TIMES = "book/execution_stats.csv"
+
+
+def execution_time(seconds: float) -> str:
+    """A chapter's execution time as the text quotes it.
+
+    Examples
+    --------
+    >>> execution_time(41.6), execution_time(219.0)
+    ('42 s', '3.7 min')
+    """
+    return f"{seconds:.0f} s" if seconds < 100 else f"{seconds / 60:.1f} min"
+
+
+class ChapterSeconds(SphinxRole):
+    """``{chapter-seconds}`median``` or ``{chapter-seconds}`max```: the numbered chapters'
+    execution time in the ``ci`` profile as the execution statistics page measured it, so that
+    a sentence quoting it follows each new measurement."""
+
+    def run(self):
+        path = Path(self.env.srcdir) / EXECUTION_TIMES
+        self.env.note_dependency(str(path))
+        with path.open(encoding="utf-8") as handle:
+            seconds = [float(row["ci_seconds"]) for row in csv.DictReader(handle)]
+        chosen = {"median": statistics.median, "max": max}.get(self.text)
+        if chosen is None:
+            msg = self.inliner.reporter.error(
+                f"chapter-seconds: expected 'median' or 'max', got {self.text!r}",
+                line=self.lineno)
+            return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
+        return [nodes.Text(execution_time(chosen(seconds)))], []
+
+
 #: The label of an assignment's exercise: ``a<assignment>-q<question>``.
 ASSIGNMENT_EXERCISE = re.compile(r"^a(\d+)-q(\d+)$")
 
@@ -270,6 +311,7 @@ def setup(app):
     app.add_directive("chapter-references", ChapterReferences)
     app.add_directive("study-times", StudyTimes)
     app.add_role("study-hours", StudyHours())
+    app.add_role("chapter-seconds", ChapterSeconds())
     app.connect("builder-inited", _singlehtml_like_html)
     app.connect("builder-inited", _warn_unlinked)
     app.connect("env-get-updated", _number_assignment_exercises, priority=900)

@@ -38,6 +38,7 @@ def test_collapsed_sentences_stay_in_their_topics():
     assert out == G.collapsed_sentences(t, ["x", "z"], 3, seed=0)
 
 
+@pytest.mark.slow  # SmolLM2 loaded and one batch generated on the CPU: a minute
 def test_smollm2_cache_is_reproducible():
     """Regenerate the first batch of one temperature on the CPU; it must equal the cache."""
     if not G.CACHE_FILE.is_file():

@@ -284,6 +284,10 @@ def test_mpnet_facts(mpnet):
 
 
 @needs_mpnet
+# sentence-transformers on mpnet's 12 layers, a minute on two cores: `make test-full`, with every
+# other run of mpnet. `make test` checks MiniLM's vectors against sentence-transformers
+# (tests/test_encoders.py) and mpnet's assembly, facts and layer choice here.
+@pytest.mark.slow
 def test_mpnet_sentence_vectors_equal_sentence_transformers(mpnet, pairs):
     from sentence_transformers import SentenceTransformer
 
@@ -298,8 +302,8 @@ def test_mpnet_sentence_vectors_equal_sentence_transformers(mpnet, pairs):
 
 
 @needs_mpnet
-# BERTScore's parity with bert_score is tested with MiniLM in `make test` (tests/test_bertscore.py),
-# and mpnet's vectors against sentence-transformers above: this wider run is `make test-full`'s.
+# BERTScore's parity with bert_score is tested with MiniLM in `make test` (tests/test_bertscore.py):
+# this wider run is `make test-full`'s.
 @pytest.mark.slow
 def test_mpnet_bertscore_equals_bert_score_at_layer_9(mpnet, pairs):
     from bert_score import BERTScorer

@@ -263,7 +263,7 @@ def execution_time(seconds: float) -> str:
 
     Examples
     --------
-    >>> execution_time(41.6), execution_time(219.0)
+    >>> execution_time(41.6), execution_time(222.0)
     ('42 s', '3.7 min')
     """
     return f"{seconds:.0f} s" if seconds < 100 else f"{seconds / 60:.1f} min"

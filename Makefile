@@ -99,8 +99,9 @@ book: install
 # run in order in one kernel; tests/conftest.py shares out the checks of test_reproduce.py.
 PYTEST := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax \
             --durations=25
-# `make test` leaves out the tests marked `slow` (each is a wider run of a check that `make
-# test` makes on a slice: README, "Running the tests"); `make test-full` runs every test.
+# `make test` leaves out the tests marked `slow` (integration runs of minutes each, and wider
+# runs of checks that `make test` makes on a slice: README, "Running the tests"); `make
+# test-full` runs every test.
 test: $(BASE)
 	$(PYTEST) -m "not slow"
 

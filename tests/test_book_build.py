@@ -103,6 +103,20 @@ def _pages():
     return [stem for stem in toc_files() if not stem.endswith("bibliography")]
 
 
+@pytest.fixture(scope="module")
+def inspected(built_book, browser):
+    """:func:`inspect_page`'s report of a built page at a window width, measured once: the page
+    check and the figure-text check read the same report (a page load and a typeset each)."""
+    reports = {}
+
+    def report(stem: str, width: int) -> dict:
+        if (stem, width) not in reports:
+            reports[stem, width] = inspect_page(browser, built_book / f"{stem}.html", width)
+        return reports[stem, width]
+
+    return report
+
+
 #: Every page at the narrowest common window (1280 px) in `make test`; at the wider two (two
 #: more minutes each) in `make test-full`.
 TIERED_WIDTHS = [pytest.param(w, marks=() if w == min(WIDTHS) else pytest.mark.slow)
@@ -114,13 +128,13 @@ PDF = pytest.mark.slow
 
 @pytest.mark.parametrize("width", TIERED_WIDTHS)
 @pytest.mark.parametrize("stem", _pages())
-def test_page_reads_well(built_book, browser, stem, width):
+def test_page_reads_well(inspected, stem, width):
     """What a reader sees: typeset math, sharp figures, nothing wider than the column, at each
     common window width, with every collapsed block opened."""
     source = (REPO / f"{stem}.md")
     source = source if source.is_file() else REPO / f"{stem}.ipynb"
     has_math = bool(re.search(r"\$\$|(?<!\\)\$[^$\n]+\$", source.read_text(encoding="utf-8")))
-    seen = inspect_page(browser, built_book / f"{stem}.html", width)
+    seen = inspected(stem, width)
     if has_math:  # Sphinx only adds MathJax to pages that contain math
         assert seen["mathjax"], f"{stem}: MathJax did not load"
         assert seen["typeset"] > 0, f"{stem}: no equation was typeset"
@@ -367,7 +381,7 @@ def test_pdf_is_offered_for_download(printed_book, built_book, browser):
 
 
 @pytest.mark.parametrize("stem", _pages())
-def test_figure_text_is_legible(built_book, browser, stem):
+def test_figure_text_is_legible(built_book, inspected, stem):
     """Legends, tick labels and axis labels of every SVG figure are at least
     MIN_FIGURE_TEXT_PX high as shown in the narrowest common window: each text's size inside
     the SVG, times the figure's displayed width over its own (viewBox) width."""
@@ -375,7 +389,7 @@ def test_figure_text_is_legible(built_book, browser, stem):
     if ".svg" not in page.read_text(encoding="utf-8"):
         pytest.skip("no SVG figure on this page")
     width = min(WIDTHS)
-    seen = inspect_page(browser, page, width)
+    seen = inspected(stem, width)
     assert seen["svgFigures"], f"{stem}: the page names an SVG but shows no SVG figure"
     small = small_svg_text(seen)
     assert not small, (f"{stem}: figure text under {MIN_FIGURE_TEXT_PX:g} px in a {width}-px "

@@ -583,9 +583,8 @@ def _checks():
 
     The full profile's checks encode sets of the papers' sizes (minutes each on a cold cache);
     the ci checks recompute the same code on the ci slice. A stage run with mpnet (``*_mpnet``)
-    is its MiniLM stage's code with the other encoder (whose vectors `make test` checks against
-    sentence-transformers in ``tests/test_packaged_encoders.py``), and its 12 layers make its ci
-    check minutes instead of seconds: `make test` checks the MiniLM stage's ci slice. A ci check
+    is its MiniLM stage's code with the other encoder, whose 12 layers make its ci check minutes
+    instead of seconds: `make test` checks the MiniLM stage's ci slice. A ci check
     that a chapter recomputes (:data:`CHECKED_BY_CHAPTERS`) runs here in `make test-full` only.
     """
     def slow(name, profile):

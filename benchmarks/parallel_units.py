@@ -49,7 +49,8 @@ def main() -> None:
     from markeval.datasets import load_tac
     from markeval.encoders import default_model, memoize
     from markeval.experiments.parallel import DASK_WORKER_ENV
-    from markeval.experiments.summarization import WordSetMetrics, set_scores, summary_items
+    from markeval.experiments.summarization import set_scores, summary_items
+    from markeval.experiments.word_set_metrics import WordSetMetrics
     from markeval.population.samples import word_samples
 
     torch.set_num_threads(1)

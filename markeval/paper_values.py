@@ -557,6 +557,25 @@ def paper_table(paper: str, table: str) -> pd.DataFrame:
     return pd.DataFrame(data, index=list(t["rows"]), columns=list(t["columns"]), dtype=float)
 
 
+def comparison_row(paper: str, table: str, row: str, column: str, our_value: float,
+                   setting: str) -> dict:
+    """One line of ``paper_comparison.csv``: our number beside the paper's printed one.
+
+    The paper's value is read with :func:`paper_value`, so a misspelt table, row or column
+    raises, naming the known ones. Every study's table builder makes its lines with this.
+
+    Examples
+    --------
+    >>> r = comparison_row("MoverScore", "Table 2", "ROUGE-2", "TAC-2009 / Pyramid / r", 0.8,
+    ...                    "recall, pooled references")
+    >>> r["paper_value"], r["our_value"]
+    (0.803, 0.8)
+    """
+    return {"paper": paper, "table": table, "row": row, "column": column,
+            "paper_value": paper_value(paper, table, row, column),
+            "our_value": float(our_value), "setting": setting}
+
+
 # --- What Mark-Evaluate says it observed in its synthetic experiments --------------------------
 
 #: The synthetic experiments: the K sweep of §3 (Figure 2), mode collapse (§4.1, Figure 3),
@@ -722,4 +741,5 @@ def paper_observation(experiment: str, metric: str) -> PaperObservation:
 
 __all__ = ["BEHAVIOURS", "CAPTIONS", "EXPERIMENTS", "MARK_EVALUATE", "MOVERSCORE",
            "OBSERVATIONS", "OBSERVED_METRICS", "PAPERS", "PaperObservation", "PaperValue",
-           "TABLE_CONTEXT", "VALUES", "paper_observation", "paper_table", "paper_value"]
+           "TABLE_CONTEXT", "VALUES", "comparison_row", "paper_observation", "paper_table",
+           "paper_value"]

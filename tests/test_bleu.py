@@ -35,6 +35,7 @@ from markeval.lexical.bleu import (
     sentence_bleu,
     sentence_bleu_scores,
 )
+from markeval.lexical import bleu as bleu_module
 from markeval.resampling import bootstrap
 from markeval.text import ngram_counts, ngrams, tokenize, tokenize_many
 
@@ -511,6 +512,146 @@ def test_random_corpora_match_sacrebleu(rows):
         theirs = sacrebleu.corpus_bleu(hyps, [refs], smooth_method=smooth, tokenize="none")
         assert bleu(hyps, refs, smooth=smooth, tokenize="none").score == pytest.approx(
             theirs.score, abs=SACRE_TOL)
+
+
+# --- One scoring function: every BLEU score from sums, bit for bit sacrebleu's ----------------
+
+# (smooth, smooth_value) pairs, defaults resolved as BLEUScoring holds them.
+_SACRE_SETTINGS = (("none", None), ("exp", None), ("floor", 0.1), ("floor", 0.5), ("floor", 0),
+                   ("add-k", 1), ("add-k", 0), ("add-k", 2), ("add-k", 0.5))
+_STORED = 5  # orders in the random rows; max_order scores the first 1..5 of them
+# Random rows need not come from text: small counts make zeros common (and counts above
+# totals, matches without n-grams, orders without n-grams before orders with), large ones
+# corpus-sized sums.
+_stat = st.one_of(st.integers(0, 4), st.integers(0, 100_000))
+_row = st.tuples(_stat, _stat, st.lists(_stat, min_size=_STORED, max_size=_STORED),
+                 st.lists(_stat, min_size=_STORED, max_size=_STORED))
+# (sys_len, ref_len, counts, totals) rows that every example scores too.
+_EDGE_ROWS = (
+    (0, 0, [0] * 5, [0] * 5),                    # empty hypothesis and reference: BP 1
+    (0, 7, [0] * 5, [0] * 5),                    # empty hypothesis: BP 0
+    (3, 9, [0] * 5, [3, 2, 1, 0, 0]),            # no match: score 0 and every precision 0
+    (2, 5, [1, 1, 0, 0, 0], [2, 1, 0, 0, 0]),    # too short for 3-grams (effective order 2)
+    (1, 1, [1, 0, 0, 0, 0], [1, 0, 0, 0, 0]),    # one token: add-k smooths orders 2+ anyway
+    (4, 4, [0, 2, 0, 0, 0], [4, 3, 2, 1, 0]),    # no unigram match but bigram ones
+    (0, 3, [2, 0, 0, 0, 0], [0, 0, 0, 0, 0]),    # matches, no n-grams (t == 0 at order 1)
+    (5, 5, [3, 1, 2, 0, 0], [5, 0, 3, 2, 1]),    # n-grams again after an order without
+    (9, 4, [9, 8, 7, 6, 5], [9, 8, 7, 6, 5]),    # perfect and long: BP 1, score 100
+)
+
+
+def _matrix(rows, dtype=np.int64):
+    """Rows in BLEUStatistics.matrix layout: lengths, counts, totals, max(1, totals)."""
+    return np.array([[h, r, *c, *t, *(max(1, x) for x in t)] for h, r, c, t in rows],
+                    dtype=dtype)
+
+
+def _sacrebleu(row, max_order, smooth, value, effective, dtype=None):
+    """sacrebleu's compute_bleu on one (sys_len, ref_len, counts, totals) row; ``dtype``
+    np.float32 hands it float32 arrays, as its paired bootstrap does."""
+    h, r, c, t = row
+    c, t = list(c[:max_order]), list(t[:max_order])  # compute_bleu adds add-k's k in place
+    if dtype is not None:
+        c, t = np.array(c, dtype=dtype), np.array(t, dtype=dtype)
+    return BLEU.compute_bleu(c, t, h, r, smooth_method=smooth, smooth_value=value,
+                             effective_order=effective, max_ngram_order=max_order)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_row, min_size=0, max_size=8), st.integers(1, _STORED),
+       st.sampled_from(_SACRE_SETTINGS), st.booleans())
+def test_the_scoring_function_is_sacrebleus_bit_for_bit(rows, max_order, setting, effective):
+    rows = list(rows) + list(_EDGE_ROWS)
+    smooth, value = setting
+    for dtype, float32 in ((np.int64, False), (np.float32, True)):
+        scores, precisions, bp = bleu_module._scores_from_sums(
+            _matrix(rows, dtype), max_order, smooth, value, effective, float32=float32)
+        assert precisions.shape == (len(rows), max_order)
+        for i, row in enumerate(rows):
+            theirs = _sacrebleu(row, max_order, smooth, value, effective,
+                                np.float32 if float32 else None)
+            assert scores[i] == theirs.score, (row, float32)
+            assert precisions[i].tolist() == [float(p) for p in theirs.precisions], (row, float32)
+            assert bp[i] == theirs.bp, (row, float32)
+
+
+def _assert_sacrebleu_scores(hyps, refs, tokenize):
+    """Corpus and sentence BLEU through the statistics equal sacrebleu's metric objects."""
+    stats = bleu_statistics(hyps, refs, tokenize=tokenize)
+    streams = [list(s) for s in zip(*refs)]
+    for smooth, value in _SACRE_SETTINGS:
+        for effective in (False, True):
+            metric = BLEU(tokenize=tokenize, smooth_method=smooth, smooth_value=value,
+                          effective_order=effective)
+            theirs = metric.corpus_score(hyps, streams)
+            ours = bleu_from_statistics(stats, smooth=smooth, smooth_value=value,
+                                        effective_order=effective)
+            assert (ours.score, list(ours.precisions), ours.bp) == (
+                theirs.score, theirs.precisions, theirs.bp), (smooth, value, effective)
+            sentences = sentence_bleu_scores(stats, smooth=smooth, smooth_value=value,
+                                             effective_order=effective)
+            assert list(sentences) == [metric.sentence_score(h, list(r)).score
+                                       for h, r in zip(hyps, refs)], (smooth, value, effective)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_sentence, _sentence, _sentence), min_size=1, max_size=6))
+def test_random_sentences_score_as_sacrebleu_bit_for_bit(rows):
+    _assert_sacrebleu_scores([r[0] for r in rows], [(r[1], r[2]) for r in rows], "none")
+
+
+@needs_wmt17
+def test_wmt17_sentences_score_as_sacrebleu_bit_for_bit(sample_lines):
+    # Whole sentences and 0-4 token prefixes, so that missing orders and zero matches occur.
+    rng = random.Random(61)
+    hyps = [h for h, _, _ in sample_lines]
+    hyps += [" ".join(h.split()[: rng.randint(0, 4)]) for h in hyps]
+    refs = [(r, o) for _, r, o in sample_lines] * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _assert_sacrebleu_scores(hyps, refs, "13a")
+
+
+def _spied(monkeypatch):
+    """Count the calls of the one scoring function."""
+    calls = []
+    real = bleu_module._scores_from_sums
+
+    def spy(*args, **kwargs):
+        calls.append(args[0].shape[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bleu_module, "_scores_from_sums", spy)
+    return calls
+
+
+@pytest.mark.parametrize("smooth", SACRE_SMOOTHING + ("nltk3", "nltk7"))
+def test_corpus_sentence_and_resample_scores_share_one_function(smooth, monkeypatch):
+    rng = random.Random(7)
+    words = "the a cat dog sat ran on under mat rug".split()
+    refs = [" ".join(rng.choices(words, k=rng.randint(1, 9))) for _ in range(40)]
+    hyps = [" ".join(w if rng.random() < 0.6 else rng.choice(words) for w in r.split()[:
+             rng.randint(0, 9)]) for r in refs]
+    stats = bleu_statistics(hyps, refs, tokenize="none", smooth=smooth)
+    calls = _spied(monkeypatch)
+    corpus = stats.corpus_score()
+    items = stats.item_scores()
+    assert corpus == bleu(hyps, refs, tokenize="none", smooth=smooth).score
+    assert items[3] == sentence_bleu(hyps[3], refs[3], tokenize="none", smooth=smooth).score
+    # One call each: the corpus (one row), the sentences (one vectorised call), and the two
+    # direct calls.
+    assert calls == [1, len(hyps), 1, 1]
+    if smooth == "nltk7":  # needs the last sentence, which scores() of sums does not have
+        return
+    assert stats.scores(stats.matrix.sum(axis=0, keepdims=True)).tolist() == [corpus]
+    # scores() scores a corpus (effective order off by default), item_scores() sentences
+    # (BLEUScoring.effective(True): on by default): the same function, each setting.
+    for effective in ((None, True, False) if smooth in SACRE_SMOOTHING else (None,)):
+        scored = stats.with_scoring(effective_order=effective)
+        sentences = scored.with_scoring(effective_order=scored.scoring.effective(True))
+        assert sentences.scores(stats.matrix).tolist() == scored.item_scores().tolist()
+    assert bootstrap(stats, n_resamples=5).n_resamples == 5
+    assert calls[-1] == 5  # the resamples: one call, one row each
 
 
 # --- Bad input ----------------------------------------------------------------------------------

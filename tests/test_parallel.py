@@ -12,7 +12,8 @@ import pytest
 from markeval.experiments.parallel import DASK_WORKER_ENV, run_units
 from markeval.experiments.ranking import ForwardCE, score_generators
 from markeval.experiments.sensitivity import k_sweep, mode_collapse, perturbation_sweep
-from markeval.experiments.summarization import SummaryItem, WordSetMetrics, set_scores
+from markeval.experiments.summarization import SummaryItem, set_scores
+from markeval.experiments.word_set_metrics import WordSetMetrics
 
 
 def _fail_on_three(x):
@@ -75,7 +76,7 @@ def test_set_scores_in_parallel_equal_the_serial_scores():
     for name in serial:
         np.testing.assert_array_equal(parallel[name], serial[name], err_msg=name)
     assert serial_metric.n_too_short == parallel_metric.n_too_short == 1
-    assert serial["ME Petersen (K=1)"][12] == 0.0  # the empty summary
+    assert serial[("me_petersen", 1)][12] == 0.0  # the empty summary
 
 
 def test_sweeps_in_parallel_equal_the_serial_sweeps():

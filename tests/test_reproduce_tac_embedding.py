@@ -8,12 +8,12 @@ import pytest
 
 from markeval import registry
 from markeval.datasets import load_tac
-from markeval.experiments.vocabulary import LONG_COLUMNS
+from markeval.experiments import tac
 from markeval.experiments.summarization import (MOVERSCORE_STOP_WORDS, moverscore_items,
                                                topic_means)
+from markeval.experiments.vocabulary import LONG_COLUMNS
 from markeval.reproduce.results import load_rows
 from markeval.reproduce.stages import get_stage
-from markeval.reproduce.stages import tac_embedding as te
 
 
 
@@ -42,7 +42,7 @@ def test_the_second_encoder_runs_every_topic_too(stage):
     full = mpnet.settings_for("full")
     assert full == {**stage.settings_for("full"), "encoder": "all-mpnet-base-v2"}
     assert mpnet.units(full) == stage.units(full)
-    assert te.BERTSCORE_LAYER == {"all-MiniLM-L6-v2": None, "all-mpnet-base-v2": 9}
+    assert tac.BERTSCORE_LAYER == {"all-MiniLM-L6-v2": None, "all-mpnet-base-v2": 9}
 
 
 def test_the_authors_summaries():
@@ -88,7 +88,7 @@ def test_topic_means_and_best_k():
     assert k1.value == pytest.approx(0.3) and k1.n_topics == 2 and k1.undefined == "C"
     assert k1.ci_low <= 0.3 <= k1.ci_high
     assert k3.value == pytest.approx(0.5) and k3.ci_low == k3.ci_high == pytest.approx(0.5)
-    assert te.family_best_k(means, 2009, "me_capture", "pyr_score", "kendall", [1, 3]) == 3
+    assert tac.family_best_k(means, 2009, "me_capture", "pyr_score", "kendall", [1, 3]) == 3
 
 
 def test_rows_and_comparison(stage):

@@ -8,11 +8,11 @@ import pytest
 
 from markeval import registry
 from markeval.datasets import wmt17_da_systems
+from markeval.experiments import wmt17
 from markeval.experiments.translation import (every_sentence_as_one_size, sample_size_curve,
                                               segment_correlations, segment_long)
 from markeval.experiments.vocabulary import LONG_COLUMNS
 from markeval.reproduce.stages import get_stage
-from markeval.reproduce.stages import wmt17
 
 
 @pytest.fixture(scope="module")
@@ -75,14 +75,14 @@ def test_set_metrics_equal_the_library_functions(system):
     ref, cand = sets.embed(refs), sets.embed(cands)
     for k in settings["ks"]:  # balls at a smaller K are prefixes of those at the largest
         me = mark_evaluate(ref, cand, k, progress=False)
-        assert scores[f"ME Petersen (K={k})"] == pytest.approx(me.petersen.score)
-        assert scores[f"ME CAPTURE (K={k})"] == pytest.approx(me.capture.score)
-        assert scores[f"ME Schnabel quality (K={k})"] == pytest.approx(me.schnabel_quality.score)
+        assert scores[("me_petersen", k)] == pytest.approx(me.petersen.score)
+        assert scores[("me_capture", k)] == pytest.approx(me.capture.score)
+        assert scores[("me_schnabel_quality", k)] == pytest.approx(me.schnabel_quality.score)
     ipr = improved_precision_recall(ref, cand, k=settings["ipr_k"], progress=False)
-    assert scores[f"IPR precision (K={settings['ipr_k']})"] == pytest.approx(ipr.precision)
-    # every score has a registry name and its K
-    names = {sets.registry_name(name) for name in scores}
-    assert ("prd_precision", None) in names and ("me_capture", max(settings["ks"])) in names
+    assert scores[("ipr_precision", settings["ipr_k"])] == pytest.approx(ipr.precision)
+    # every score is keyed by its registry name and its K
+    assert ("prd_precision", None) in scores and ("me_capture", max(settings["ks"])) in scores
+    assert {name for name, _ in scores} <= set(registry.names())
 
 
 def test_word_unit_scores_every_system(system):

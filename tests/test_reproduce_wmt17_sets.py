@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from conftest import needs_wmt17
-from markeval.experiments.summarization import ADAPTATION_RULES
+from markeval.experiments.word_set_metrics import ADAPTATION_RULES
 from markeval.experiments.translation import seed_band, segment_set_means
 from markeval.experiments.vocabulary import LONG_COLUMNS
 from markeval.reproduce.stages import get_stage

@@ -144,7 +144,8 @@ def test_bad_input(fabricated):
 
 from markeval.distribution.ipr import improved_precision_recall  # noqa: E402
 from markeval.distribution.prd import prd  # noqa: E402
-from markeval.experiments.summarization import WordSetMetrics, set_scores  # noqa: E402
+from markeval.experiments.summarization import set_scores  # noqa: E402
+from markeval.experiments.word_set_metrics import WordSetMetrics  # noqa: E402
 from markeval.population.mark_evaluate import mark_evaluate  # noqa: E402
 
 
@@ -209,13 +210,13 @@ def test_word_set_metrics_equal_the_library_metrics_at_every_k():
     R, C = embed(refs), embed(cand)
     for k in (1, 3, 5):
         me = mark_evaluate(R, C, k=k)
-        assert got[f"ME Petersen (K={k})"] == me.petersen.score
-        assert got[f"ME Schnabel quality (K={k})"] == me.schnabel_quality.score
-        assert got[f"ME CAPTURE (K={k})"] == me.capture.score
-        assert got[f"IPR precision (K={k})"] == improved_precision_recall(R, C, k=k).precision
+        assert got[("me_petersen", k)] == me.petersen.score
+        assert got[("me_schnabel_quality", k)] == me.schnabel_quality.score
+        assert got[("me_capture", k)] == me.capture.score
+        assert got[("ipr_precision", k)] == improved_precision_recall(R, C, k=k).precision
     # PRD: the reference samples subsampled to the summary's size with the same seed.
     pick = np.sort(np.random.default_rng(4).choice(len(R), len(C), replace=False))
-    assert got["PRD precision"] == prd(R[pick], C, num_clusters=5, num_runs=2, seed=4).f_beta_inv
+    assert got[("prd_precision", None)] == prd(R[pick], C, num_clusters=5, num_runs=2, seed=4).f_beta_inv
     assert list(got) == scorer.names and len(set(got.values())) > 3
     # Deterministic, and the cached reference geometry gives the same numbers on a new call.
     assert scorer(cand, refs) == got == WordSetMetrics(embed, ks=(5, 1, 3), prd_clusters=5,
@@ -241,7 +242,7 @@ def test_word_set_metrics_through_a_neighbour_index():
     poor = IndexSettings(candidates=8, escalate=1, lists_per_sqrt_n=4, probes=1, audit=0)
     missed = WordSetMetrics(embed, ks=(1, 3), prd_clusters=5, prd_runs=1,
                             neighbours=poor)(cand, refs)
-    assert missed["PRD precision"] == exact["PRD precision"] and missed != exact
+    assert missed[("prd_precision", None)] == exact[("prd_precision", None)] and missed != exact
 
 
 def test_word_set_metrics_reuse_the_reference_set_and_score_short_summaries_zero():
@@ -259,7 +260,7 @@ def test_word_set_metrics_reuse_the_reference_set_and_score_short_summaries_zero
     assert calls.count(tuple(refs)) == 1  # the reference samples are embedded once
     zero = scorer(["a b"], refs)  # 2 samples < min_samples = max(K_max + 1, clusters) = 3
     assert set(zero.values()) == {0.0} and scorer.n_too_short == 1
-    assert scorer([""], refs)["PRD precision"] == 0.0 and scorer.n_too_short == 2
+    assert scorer([""], refs)[("prd_precision", None)] == 0.0 and scorer.n_too_short == 2
 
 
 def test_word_set_metrics_bad_input():

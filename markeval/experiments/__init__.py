@@ -9,6 +9,13 @@ until used):
   their correlations with direct assessment.
 * :mod:`markeval.experiments.summarization` — TAC summary-level correlation (per topic, then
   averaged), with the choices of summaries and references made explicit.
+* :mod:`markeval.experiments.word_set_metrics` — PRD, IPR and Mark-Evaluate of one set of
+  word samples against another, every K from one geometry, and the rules for small sets; the
+  WMT17 and TAC studies score their set metrics with it.
+* :mod:`markeval.experiments.wmt17` and :mod:`markeval.experiments.tac` — the papers' WMT17
+  and TAC studies, each in one place: constants, the harness that turns inputs into result
+  rows, and the builders that set the rows beside the papers' tables. The reproduction
+  stages (:mod:`markeval.reproduce.stages`) only choose their settings and units.
 * :mod:`markeval.experiments.sensitivity` and :mod:`markeval.experiments.sensitivity_verdicts`
   — K sweep, mode collapse and word swap (Mark-Evaluate Figs. 2–4) with computed verdicts; also
   the one scoring function for sets of embeddings (:func:`~markeval.experiments.sensitivity.scores`)

@@ -426,7 +426,7 @@ def segment_set_means(rows: pd.DataFrame) -> pd.DataFrame:
 
     Returns the stage's columns but ``unit`` and ``profile``, one row per system and metric.
     """
-    from markeval.experiments.summarization import ADAPTATION_RULES
+    from markeval.experiments.word_set_metrics import ADAPTATION_RULES
 
     keys = ["pair", "system", "human", "encoder", "protocol", "metric", "k", "options"]
     rows = rows.assign(weighted=rows["value"] * rows["segments"], k=rows["k"].fillna(-1),

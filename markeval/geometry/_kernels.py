@@ -130,9 +130,6 @@ class NumpyOps:
     def numpy(self, a) -> np.ndarray:
         return np.asarray(a, dtype=np.float64)
 
-    def scalar_max(self, a) -> float:
-        return float(a.max())
-
 
 class TorchOps:
     """Tile arithmetic with PyTorch on ``device``; results come back as NumPy arrays."""
@@ -189,9 +186,6 @@ class TorchOps:
 
     def numpy(self, a) -> np.ndarray:
         return a.detach().to("cpu", self.torch.float64).numpy()
-
-    def scalar_max(self, a) -> float:
-        return float(a.max())
 
 
 def make_ops(backend: str, device, dtype: str):

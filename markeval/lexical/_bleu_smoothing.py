@@ -1,9 +1,11 @@
-"""BLEU from summed statistics: sacrebleu's and NLTK's smoothing, reproduced operation by operation.
+"""BLEU smoothing: sacrebleu's and NLTK's, reproduced operation by operation.
 
-Both functions take plain Python integers and repeat the reference implementations'
-floating-point operations in the same order, so that scores agree to the last bit or
-nearly (sacrebleu 2.6.0 ``BLEU.compute_bleu``; NLTK 3.10 ``corpus_bleu`` and
-``SmoothingFunction``). Quirks are kept on purpose and documented where they happen.
+The scores agree with the reference implementations to the last bit or nearly (sacrebleu
+2.6.0 ``BLEU.compute_bleu``; NLTK 3.10 ``corpus_bleu`` and ``SmoothingFunction``). sacrebleu's
+smoothing is scored for many rows at once by :func:`markeval.lexical.bleu._scores_from_sums`,
+with :func:`sacrebleu_log` for its logarithm; NLTK's, by :func:`nltk_bleu` one row at a time,
+on plain Python integers and exact fractions. Quirks are kept on purpose and documented where
+they happen.
 """
 
 from __future__ import annotations
@@ -25,51 +27,12 @@ SMOOTHING = tuple(SACREBLEU_SMOOTHING) + tuple(NLTK_SMOOTHING)
 NLTK_METHOD5_ORDER = 5
 
 
-def _sacrebleu_log(x: float) -> float:
-    # sacrebleu's my_log: log(0) is "floored" to -9999999999, which makes exp(...) 0.0.
+def sacrebleu_log(x: float) -> float:
+    """sacrebleu's ``my_log``: ``log(0)`` is "floored" to -9999999999, so ``exp`` of a mean
+    that includes it is 0.0. The floor stays a Python ``int``, as in sacrebleu, so that
+    ``sum`` adds exactly what sacrebleu's ``sum`` adds (the type changes how CPython >= 3.12,
+    which compensates float sums, adds it)."""
     return -9999999999 if x == 0.0 else math.log(x)
-
-
-def sacrebleu_bleu(
-    correct: list[int],
-    total: list[int],
-    sys_len: int,
-    ref_len: int,
-    smooth: str,
-    value,
-    effective_order: bool,
-) -> tuple[float, list[float], float]:
-    """Score (0-100), per-order precisions (percent) and BP, as sacrebleu computes them."""
-    max_order = len(correct)
-    bp = 1.0
-    if sys_len < ref_len:
-        bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
-    precisions = [0.0] * max_order
-    if not any(correct):
-        return 0.0, precisions, bp
-    smooth_mteval = 1.0
-    eff_order = max_order
-    for n in range(1, max_order + 1):
-        c, t = correct[n - 1], total[n - 1]
-        if smooth == "add-k" and n > 1:
-            c += value
-            t += value
-        if t == 0:
-            # No n-grams of this order in the hypotheses (too short): later orders have
-            # none either. Without effective order the missing precisions count as 0.
-            break
-        if effective_order:
-            eff_order = n
-        if c == 0:
-            if smooth == "exp":
-                smooth_mteval *= 2
-                precisions[n - 1] = 100.0 / (smooth_mteval * t)
-            elif smooth == "floor":
-                precisions[n - 1] = 100.0 * value / t
-        else:
-            precisions[n - 1] = 100.0 * c / t
-    score = bp * math.exp(sum([_sacrebleu_log(p) for p in precisions[:eff_order]]) / eff_order)
-    return score, precisions, bp
 
 
 def nltk_bleu(

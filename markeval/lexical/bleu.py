@@ -32,7 +32,7 @@ from markeval.lexical._bleu_smoothing import (
     SACREBLEU_SMOOTHING,
     SMOOTHING,
     nltk_bleu,
-    sacrebleu_bleu,
+    sacrebleu_log,
 )
 from markeval.lexical._ngram import (
     NGramReferences,
@@ -227,20 +227,20 @@ class BLEUStatistics(SufficientStatistics):
         have: refused."""
         c = self.scoring
         return _scores_from_sums(np.asarray(sums), c.max_order, c.smooth, c.smooth_value,
-                                 c.effective(False), float32=float32, weights=c.weights)
+                                 c.effective(False), float32=float32, weights=c.weights)[0]
 
     def corpus_score(self) -> float:
+        # Through bleu_from_statistics, not scores(): NLTK's methods 5-7 need the last sentence.
         return bleu_from_statistics(self).score
 
     def item_scores(self) -> np.ndarray:
         """Sentence BLEU of every sentence, as :func:`sentence_bleu` (effective order on
         unless the statistics say otherwise)."""
         c = self.scoring
-        rows = self.matrix
-        return np.array([
-            _score_sums(rows[i], c.max_order, c.smooth, c.smooth_value, c.effective(True),
-                        (self.hyp_len[i], self.counts[i], self.totals[i]), c.weights)[0]
-            for i in range(len(self))], dtype=np.float64)
+        # Each sentence is its own corpus, so its own "last sentence" for NLTK's methods 5-7.
+        return _scores_from_sums(self.matrix, c.max_order, c.smooth, c.smooth_value,
+                                 c.effective(True), weights=c.weights,
+                                 last=(self.hyp_len, self.counts, self.totals))[0]
 
     @property
     def signature(self) -> str:
@@ -372,36 +372,14 @@ def bleu_statistics(
     )
 
 
-def _score_sums(sums: np.ndarray, max_order: int, smooth, value, effective_order, last,
-                weights=None):
-    """(score, precisions, bp) from one row of summed statistics.
-
-    ``sums`` = [hyp_len, ref_len, counts (k orders), totals (k), max(1, totals) (k)],
-    with k >= max_order; ``last`` = (hyp_len, counts, totals) of the last sentence.
-    """
-    k = (len(sums) - 2) // 3
-    hyp_len, ref_len = int(sums[0]), int(sums[1])
-    counts = [int(x) for x in sums[2 : 2 + max_order]]
-    totals = [int(x) for x in sums[2 + k : 2 + k + max_order]]
-    if smooth in SACREBLEU_SMOOTHING:
-        return sacrebleu_bleu(counts, totals, hyp_len, ref_len, smooth, value, effective_order)
-    denominators = [int(x) for x in sums[2 + 2 * k : 2 + 2 * k + max_order]]
-    last_len, last_5gram = 0, None
-    if smooth in ("nltk5", "nltk6", "nltk7"):  # the methods that look at the last sentence
-        last_len = int(last[0])
-        j = NLTK_METHOD5_ORDER - 1
-        if smooth != "nltk6":
-            last_5gram = (int(last[1][j]), max(1, int(last[2][j])))
-    return nltk_bleu(counts, denominators, hyp_len, ref_len, smooth, value, last_len, last_5gram,
-                     weights)
-
-
 def _result(stats: BLEUStatistics, sums, last, *, sentence: bool, warn: bool = False
             ) -> BLEUScore:
     c = stats.scoring
     max_order = c.max_order
-    score, precisions, bp = _score_sums(sums, max_order, c.smooth, c.smooth_value,
-                                        c.effective(sentence), last, c.weights)
+    scores, precisions, bp = _scores_from_sums(
+        np.asarray(sums)[None, :], max_order, c.smooth, c.smooth_value, c.effective(sentence),
+        weights=c.weights, last=last)
+    score, precisions, bp = scores[0], precisions[0], bp[0]
     if warn and c.smooth == "nltk0" and int(sums[2]) > 0:
         for n, count in enumerate(sums[2 : 2 + max_order], start=1):
             if int(count) == 0:  # NLTK's message, word for word
@@ -454,7 +432,8 @@ def _check_weights(weights, max_order, smooth):
 
 
 def _last(stats: BLEUStatistics):
-    return stats.hyp_len[-1], stats.counts[-1], stats.totals[-1]
+    """The last sentence's (hyp_len, counts, totals), as one row for :func:`_scores_from_sums`."""
+    return stats.hyp_len[-1:], stats.counts[-1:], stats.totals[-1:]
 
 
 def _check_stats(stats) -> BLEUStatistics:
@@ -672,27 +651,53 @@ def sentence_bleu_scores(
 
 
 def _scores_from_sums(sums: np.ndarray, max_order: int, smooth: str, value, effective_order,
-                      *, float32: bool = False, weights=None) -> np.ndarray:
-    """Corpus BLEU of every row of summed statistics (:attr:`BLEUStatistics.matrix` layout), vectorised.
+                      *, float32: bool = False, weights=None, last=None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """BLEU of every row of summed statistics: the one function that scores BLEU.
 
-    The same numbers as :func:`_score_sums` row by row (sacrebleu's ``compute_bleu``): the
-    precisions with numpy's IEEE arithmetic, every ``log``/``exp`` with :mod:`math`, and the
-    log-precisions summed left to right, so each score agrees to the last bit.
+    The corpus score, the sentence scores and the resamples of
+    :func:`markeval.resampling.bootstrap` and :mod:`markeval.significance` all come from here.
 
-    ``float32=True`` reproduces sacrebleu's paired bootstrap, which casts the statistics to
-    float32 before summing them: the counts and totals are then float32 numbers and every
-    precision is computed, and rounded, in float32 (lengths stay integers). NLTK's smoothing
-    is scored row by row (methods 5-7, which need the last sentence, are refused).
+    Parameters
+    ----------
+    sums : ndarray, shape (m, 2 + 3 * k)
+        Rows in the :attr:`BLEUStatistics.matrix` layout (hyp_len, ref_len, counts, totals,
+        ``max(1, totals)``), each a sum of sentence rows; ``k >= max_order`` orders.
+    max_order : int
+        Orders scored (the first ``max_order`` of the ``k`` stored).
+    smooth, value, effective_order :
+        Smoothing method, its parameter and sacrebleu's effective order (ignored by NLTK's).
+    float32 : bool
+        sacrebleu's paired bootstrap, which casts the statistics to float32 before summing
+        them: counts and totals are then float32 numbers and every precision is computed,
+        and rounded, in float32 (lengths stay integers). Ignored by NLTK's smoothing.
+    weights : tuple of float, optional
+        NLTK's weights of the log precisions.
+    last : tuple of arrays, optional
+        ``(hyp_len (m,), counts (m, k), totals (m, k))`` of the last sentence of each row's
+        corpus, which NLTK's methods 5-7 read; None refuses those methods.
+
+    Returns
+    -------
+    scores : ndarray of float64, shape (m,)
+        BLEU, 0-100.
+    precisions : ndarray of float64, shape (m, max_order)
+        Per-order (smoothed) precisions in percent.
+    bp : ndarray of float64, shape (m,)
+        Brevity penalties.
+
+    Notes
+    -----
+    sacrebleu's smoothing is vectorised and repeats ``BLEU.compute_bleu`` to the last bit: the
+    precisions with numpy's IEEE arithmetic (the same operations in the same order), every
+    ``log``/``exp`` with :mod:`math`, and each row's logs added by the builtin ``sum`` as
+    sacrebleu adds them. NLTK's smoothing works on exact fractions, one row at a time
+    (:func:`~markeval.lexical._bleu_smoothing.nltk_bleu`).
     """
     sums = np.asarray(sums)
+    if smooth in NLTK_SMOOTHING:
+        return _nltk_scores(sums, max_order, smooth, value, weights, last)
     m = sums.shape[0]
-    if smooth not in SACREBLEU_SMOOTHING:
-        if smooth in ("nltk5", "nltk6", "nltk7"):
-            raise ValueError(f"smooth={smooth!r} depends on the order of sentences (NLTK "
-                             "smooths with the last sentence), which a resample does not have")
-        return np.array([_score_sums(row, max_order, smooth, value, effective_order, None,
-                                     weights)[0]
-                         for row in np.rint(sums).astype(np.int64)], dtype=np.float64)
     k = (sums.shape[1] - 2) // 3
     dtype = np.float32 if float32 else np.float64
     sys_len = np.rint(sums[:, 0]).astype(np.int64)
@@ -706,13 +711,15 @@ def _scores_from_sums(sums: np.ndarray, max_order: int, smooth: str, value, effe
         bp[short] = [math.exp(x) for x in (1 - ref_len[short] / sys_len[short]).tolist()]
     hundred = dtype(100.0)
     precisions = np.zeros((m, max_order), dtype=dtype)
-    alive = np.ones(m, dtype=bool)  # no order with zero n-grams met yet
+    alive = np.ones(m, dtype=bool)  # sacrebleu's loop has not met an order without n-grams
     eff = np.full(m, max_order, dtype=np.int64)  # sacrebleu's start, kept if order 1 has none
     smooth_mteval = np.ones(m)
     for j in range(max_order):
         c, t = counts[:, j], totals[:, j]
         if smooth == "add-k" and j > 0:
             c, t = c + dtype(value), t + dtype(value)
+        # sacrebleu breaks out of its loop at the first order without n-grams: the later
+        # orders keep precision 0 even when a (summed, inconsistent) row has n-grams there.
         alive &= t != 0
         if effective_order:
             eff[alive] = j + 1
@@ -727,12 +734,44 @@ def _scores_from_sums(sums: np.ndarray, max_order: int, smooth: str, value, effe
             precisions[zero, j] = floor_p[zero]
         hit = alive & (c != 0)
         precisions[hit, j] = (hundred * c / safe_t)[hit]
-    flat = precisions.astype(np.float64).ravel().tolist()
-    logs = np.array([-9999999999.0 if p == 0.0 else math.log(p) for p in flat]).reshape(
-        m, max_order)
-    total = logs[:, 0].copy()
-    for j in range(1, max_order):
-        total = np.where(j < eff, total + logs[:, j], total)
-    scores = bp * np.array([math.exp(x) for x in (total / eff).tolist()])
-    scores[~counts.any(axis=1)] = 0.0
-    return scores
+    # sacrebleu returns before smoothing when no order has a match: score 0 and all precisions
+    # 0 (exp and floor smoothing would have made them positive above).
+    no_match = ~counts.any(axis=1)
+    precisions[no_match] = 0
+    precisions = precisions.astype(np.float64)
+    # The builtin sum, over the same items (sacrebleu_log's int floor included), adds each row
+    # exactly as sacrebleu's sum does on this interpreter (CPython 3.12 compensates float sums).
+    means = [sum([sacrebleu_log(p) for p in row[:e]]) / e
+             for row, e in zip(precisions.tolist(), eff.tolist())]
+    scores = bp * np.array([math.exp(x) for x in means], dtype=np.float64)
+    scores[no_match] = 0.0
+    return scores, precisions, bp
+
+
+def _nltk_scores(sums: np.ndarray, max_order: int, smooth: str, value, weights, last
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(scores, precisions, bp) of every row with NLTK's smoothing, row by row; see
+    :func:`_scores_from_sums`."""
+    looks_at_last = smooth in ("nltk5", "nltk6", "nltk7")
+    if looks_at_last and last is None:
+        raise ValueError(f"smooth={smooth!r} depends on the order of sentences (NLTK "
+                         "smooths with the last sentence), which a resample does not have")
+    rows = np.rint(sums).astype(np.int64).tolist()
+    m, k = len(rows), (sums.shape[1] - 2) // 3
+    scores, precisions, bp = np.zeros(m), np.zeros((m, max_order)), np.zeros(m)
+    if looks_at_last:  # Python ints, as nltk_bleu takes them
+        j = NLTK_METHOD5_ORDER - 1
+        last_lens = np.asarray(last[0]).tolist()
+        if smooth != "nltk6":
+            fives = zip(np.asarray(last[1])[:, j].tolist(), np.asarray(last[2])[:, j].tolist())
+            last_5grams = [(c, max(1, t)) for c, t in fives]
+    for i, row in enumerate(rows):
+        last_len, last_5gram = 0, None
+        if looks_at_last:
+            last_len = last_lens[i]
+            if smooth != "nltk6":
+                last_5gram = last_5grams[i]
+        scores[i], precisions[i], bp[i] = nltk_bleu(
+            row[2 : 2 + max_order], row[2 + 2 * k : 2 + 2 * k + max_order], row[0], row[1],
+            smooth, value, last_len, last_5gram, weights)
+    return scores, precisions, bp

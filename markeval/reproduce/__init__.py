@@ -7,7 +7,7 @@ the package): each stage's rows, ``paper_comparison.csv``
 and the per-stage time log ``timings.csv``. Finished units are kept under the markeval cache,
 so an interrupted run resumes; ``--fresh`` recomputes a stage after its code changed.
 
-* :mod:`~markeval.reproduce.stage` — what a stage is; :func:`~markeval.reproduce.stage.comparison_row`;
+* :mod:`~markeval.reproduce.stage` — what a stage is;
 * :mod:`~markeval.reproduce.stages` — the stages, one module per experiment;
 * :mod:`~markeval.reproduce.run` and :mod:`~markeval.reproduce.store` — running and resuming;
 * :mod:`~markeval.reproduce.results` — reading the committed results and checking a slice of

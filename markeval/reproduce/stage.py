@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from markeval._checks import check_choice
-from markeval.paper_values import paper_value
 from markeval.profile import PROFILES
 
-__all__ = ["COMPARISON_COLUMNS", "Stage", "comparison_row", "settings_key"]
+__all__ = ["COMPARISON_COLUMNS", "Stage", "settings_key"]
 
 #: The columns of ``paper_comparison.csv``, in order (``profile`` is added by the runner).
 COMPARISON_COLUMNS = ("paper", "table", "row", "column", "paper_value", "our_value", "profile",
@@ -135,22 +134,3 @@ def settings_key(stage: Stage, settings: dict) -> str:
         key["row_format"] = stage.row_format
     text = json.dumps(key, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def comparison_row(paper: str, table: str, row: str, column: str, our_value: float,
-                   setting: str) -> dict:
-    """One line of ``paper_comparison.csv``: our number beside the paper's printed one.
-
-    The paper's value is read from :mod:`markeval.paper_values`, so a misspelt table, row or
-    column raises there, naming the known ones.
-
-    Examples
-    --------
-    >>> r = comparison_row("MoverScore", "Table 2", "ROUGE-2", "TAC-2009 / Pyramid / r", 0.8,
-    ...                    "recall, pooled references")
-    >>> r["paper_value"], r["our_value"]
-    (0.803, 0.8)
-    """
-    return {"paper": paper, "table": table, "row": row, "column": column,
-            "paper_value": paper_value(paper, table, row, column),
-            "our_value": float(our_value), "setting": setting}

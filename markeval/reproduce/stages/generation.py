@@ -30,7 +30,8 @@ import functools
 import numpy as np
 import pandas as pd
 
-from markeval.reproduce.stage import Stage, comparison_row
+from markeval.paper_values import comparison_row
+from markeval.reproduce.stage import Stage
 
 #: Mark-Evaluate Table 1's columns -> this study's metric labels. For the metrics that give a
 #: pair, the paper reports the quality side (§5): PRD F_1/8, IPR precision, ME Schnabel Q.

@@ -19,20 +19,8 @@ them (bootstrap intervals, Williams' test). They are long rows in the vocabulary
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
-from markeval.reproduce.stage import Stage, comparison_row
-
-#: Our metric -> (how it is computed, whether the text is detokenized first).
-METRICS = {
-    "SentBLEU": ({"smooth": "add-k", "smooth_value": 1, "tokenize": "none"}, False),
-    "chrF++": ({"word_order": 2, "beta": 2}, True),
-}
-SETTINGS = {"SentBLEU": "BLEU+1 (add-one on 2-4-grams), tokenized text as distributed",
-            "chrF++": "chrF2++ (char 6-grams, word 2-grams, beta 2), detokenized"}
-#: Our metric -> its registry name and options (:mod:`markeval.experiments.vocabulary`).
-NAMES = {"SentBLEU": ("bleu", "sentence, BLEU+1"), "chrF++": ("chrf++", "sentence")}
+from markeval.experiments.wmt17 import lexical_comparison, lexical_unit_rows
+from markeval.reproduce.stage import Stage
 
 
 def _settings(profile: str) -> dict:
@@ -41,58 +29,8 @@ def _settings(profile: str) -> dict:
             "segments": 100 if profile == "ci" else None}
 
 
-def score_segments(pair: str, metric: str, *, segments: int | None = None) -> pd.DataFrame:
-    """One metric's scores of the judged segments of ``pair``, run as WMT17 ran it.
-
-    ``segments``: that many judged segments (``sentence_subset``), default all 560. Returns
-    the table of :func:`markeval.experiments.translation.segment_level_scores`.
-    """
-    from markeval.experiments.translation import segment_level_scores, sentence_subset
-    from markeval.lexical.bleu import sentence_bleu
-    from markeval.lexical.chrf import sentence_chrf
-
-    options, detokenize = METRICS[metric]
-    one = sentence_bleu if metric == "SentBLEU" else sentence_chrf
-    return segment_level_scores(
-        pair, {metric: lambda hyps, refs: [one(h, [r], **options).score
-                                           for h, r in zip(hyps, refs)]},
-        subset=sentence_subset(560, segments), detokenize=detokenize)
-
-
-def _compute(unit: str, settings: dict) -> pd.DataFrame:
-    from markeval.experiments.vocabulary import LONG_COLUMNS
-
-    table = pd.concat([score_segments(unit, metric, segments=settings["segments"])
-                       for metric in METRICS], ignore_index=True)
-    metric, options = zip(*table["metric"].map(NAMES))
-    table = table.assign(encoder="", protocol="segment", metric=metric, k=np.nan,
-                         options=options, value=table["score"])
-    return table[["pair", "sid", "system", "human", *LONG_COLUMNS]]
-
-
-def correlations(rows: pd.DataFrame) -> pd.DataFrame:
-    """|Pearson r| with DA per (metric, pair), and the average over pairs (pair ``Average``);
-    the metric by the name of MoverScore Table 7's row (a key of :data:`METRICS`)."""
-    ours = {name: paper_row for paper_row, name in NAMES.items()}
-    rows = rows.assign(metric=[ours[(m, o)] for m, o in zip(rows["metric"], rows["options"])])
-    per_pair = pd.DataFrame([
-        {"metric": metric, "pair": pair,
-         "value": abs(np.corrcoef(group["value"], group["human"])[0, 1])}
-        for (metric, pair), group in rows.groupby(["metric", "pair"], sort=False)])
-    average = per_pair.groupby("metric", sort=False)["value"].mean().reset_index()
-    return pd.concat([per_pair, average.assign(pair="Average")], ignore_index=True)
-
-
-def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    n = settings["segments"] or 560
-    return pd.DataFrame([
-        comparison_row("MoverScore", "Table 7", r.metric, r.pair, r.value,
-                       f"{SETTINGS[r.metric]}; {n} segments per pair; |Pearson r|")
-        for r in correlations(rows).itertuples()])
-
-
 STAGES = (Stage(
     name="wmt17_lexical", title="MoverScore Table 7, SentBLEU and chrF++ rows (WMT17 segments)",
-    settings=_settings, units=lambda settings: list(settings["pairs"]), compute=_compute,
-    compare=_compare,
+    settings=_settings, units=lambda settings: list(settings["pairs"]), compute=lexical_unit_rows,
+    compare=lexical_comparison,
     check_units=lambda settings: ["lv-en"] if settings["segments"] else ["zh-en"]),)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from markeval.experiments.wmt17 import ENCODER, MPNET, SYSTEM_PAIRS
 from markeval.reproduce.stage import Stage
-from markeval.reproduce.stages.wmt17 import ENCODER, MPNET, SYSTEM_PAIRS
 
 __all__ = ["GRID", "SEEDS", "STAGES"]
 
@@ -44,7 +44,7 @@ def _compute(unit: str, settings: dict) -> pd.DataFrame:
     from markeval.distribution.prd import prd
     from markeval.encoders import sentence_embeddings
     from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
-    from markeval.reproduce.stages.wmt17 import sentence_subset_of, unit_encoder
+    from markeval.experiments.wmt17 import sentence_subset_of, unit_encoder
 
     pair = unit
     data = load_wmt17(pair, detokenize=settings["detokenize"])
@@ -75,7 +75,7 @@ def _compute(unit: str, settings: dict) -> pd.DataFrame:
 
 
 def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    from markeval.reproduce.stage import comparison_row
+    from markeval.paper_values import comparison_row
 
     from markeval.experiments.translation import seed_band
 

@@ -10,14 +10,14 @@ the five pairs, with either encoder, and a system's score is the mean over its s
 is left out: a segment's ~140 samples in 384 (or 768) dimensions give a singular covariance.
 
 Segments too small for a setting are scored by the rules of
-:func:`markeval.experiments.summarization.adapted_set_scores` (an empty side scores 0; ``K``
+:func:`markeval.experiments.word_set_metrics.adapted_set_scores` (an empty side scores 0; ``K``
 capped at ``n - 1``; PRD's clusters capped at ``2n``, with ``n`` the smaller set's size), and
 every unit counts how many of each system's segments each rule touched.
 
 A unit is ``<pair>/<start>``: the segments ``start .. start + chunk - 1`` of every system of
 the pair, against their references (encoded once per unit). Its rows are long: ``pair``,
 ``system``, ``human`` (system DA), ``segments`` (the unit's), one column per rule of
-:data:`~markeval.experiments.summarization.ADAPTATION_RULES` (the system's segments it
+:data:`~markeval.experiments.word_set_metrics.ADAPTATION_RULES` (the system's segments it
 touched in this unit, the same on each of the system's rows), and the columns of
 :data:`markeval.experiments.vocabulary.LONG_COLUMNS`: protocol ``segment``, the metric's
 registry name (``me_petersen``, ``me_schnabel_quality``, ``me_capture``, ``prd_precision``,
@@ -28,23 +28,14 @@ one mean per system.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from markeval.reproduce.stage import Stage, comparison_row
-from markeval.reproduce.stages.wmt17 import (DEFAULT_K, ENCODER, IPR_K, KS, ME_K_COLUMNS, MPNET,
-                                             SYSTEM_PAIRS, k_choices, me_column_label)
+from markeval.experiments.wmt17 import (DEFAULT_K, ENCODER, IPR_K, KS, MPNET, SYSTEM_PAIRS,
+                                        segment_set_comparison, segment_set_unit_rows)
+from markeval.reproduce.stage import Stage
 
-__all__ = ["PROTOCOL", "SET_METRICS", "STAGES"]
+__all__ = ["STAGES"]
 
-PROTOCOL = "segment"
-#: WordSetMetrics' score names -> (registry name, K or None).
-SET_METRICS = {"PRD precision": ("prd_precision", None),
-               **{f"{label} (K={k})": (name, k) for k in KS
-                  for label, name in (("IPR precision", "ipr_precision"),
-                                      ("ME Petersen", "me_petersen"),
-                                      ("ME Schnabel quality", "me_schnabel_quality"),
-                                      ("ME CAPTURE", "me_capture"))}}
 #: Segments per unit (every system of the pair is scored on them).
 CHUNK = 500
 
@@ -80,69 +71,10 @@ def _cost(unit: str, settings: dict) -> float:
 
 
 def _compute(unit: str, settings: dict) -> pd.DataFrame:
-    from markeval.datasets import load_wmt17, wmt17_da_systems, wmt17_system_match
-    from markeval.experiments.summarization import ADAPTATION_RULES, adapted_set_scores
-    from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
-    from markeval.population.samples import word_samples_by_text
-    from markeval.reproduce.stages.wmt17 import unit_encoder
-
     pair, start = unit.split("/")
     start = int(start)
-    stop = min(start + settings["chunk"], _n_segments(pair, settings))
-    data = load_wmt17(pair, detokenize=settings["detokenize"])
-    keep = range(start, stop)
-    encoder = unit_encoder(range(-5, 0), settings, capacity=2 * len(keep) + 8)
-
-    def samples(texts):
-        return word_samples_by_text(texts, encoder, progress=False)
-
-    refs = samples([data.references[i] for i in keep])
-    mapping = wmt17_system_match(pair).mapping
-    rows = []
-    for system, human in wmt17_da_systems(pair).set_index("system").score.items():
-        outputs = samples([data.systems[mapping[system]][i] for i in keep])
-        sums = dict.fromkeys(SET_METRICS, 0.0)
-        rules = dict.fromkeys(ADAPTATION_RULES, 0)
-        for ref, out in zip(refs, outputs):
-            scores, applied = adapted_set_scores(
-                ref, out, ks=sorted(set(settings["ks"]) | {settings["ipr_k"]}),
-                prd_clusters=settings["prd_clusters"], prd_runs=settings["prd_runs"], seed=0)
-            for name in sums:
-                sums[name] += scores[name]
-            for rule in applied:
-                rules[rule] += 1
-        common = {"pair": pair, "system": system, "human": float(human),
-                  "segments": len(keep), **rules,
-                  "encoder": encoder_name(settings["encoder"]), "protocol": PROTOCOL}
-        rows += [{**common, "metric": name, "k": k, "options": "",
-                  "value": sums[label] / len(keep)} for label, (name, k) in SET_METRICS.items()]
-    return pd.DataFrame(rows)[["pair", "system", "human", "segments", *ADAPTATION_RULES,
-                               *LONG_COLUMNS]]
-
-
-def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    from markeval.experiments.translation import segment_set_correlations, segment_set_means
-
-    corr = segment_set_correlations(rows, settings["ipr_k"])
-    r = corr.set_index(["metric", "pair"]).value
-    n = int(segment_set_means(rows).groupby("system").segments.max().min())
-    out = []
-    for table in ("Table 2", "Table 6"):
-        for column in ("PRD", "IMPAR", *ME_K_COLUMNS):
-            for k, k_label in k_choices(column, corr, settings):
-                metric = me_column_label(column, k, settings["ipr_k"])
-                setting = "; ".join(s for s in (
-                    settings["encoder"], f"protocol: per segment, every segment ({n}+ per "
-                    "system), word pieces x last 5 layers, mean over segments", k_label) if s)
-                values = {p: r[(metric, p)] for p in settings["pairs"]}
-                for pair, value in values.items():
-                    out.append(comparison_row("Mark-Evaluate", table, f"{pair} (r)", column,
-                                              value, setting))
-                finite = [v for v in values.values() if np.isfinite(v)]
-                out.append(comparison_row("Mark-Evaluate", table, "Average (r)", column,
-                                          float(np.mean(finite)) if finite else float("nan"),
-                                          setting))
-    return pd.DataFrame(out)
+    return segment_set_unit_rows(
+        pair, range(start, min(start + settings["chunk"], _n_segments(pair, settings))), settings)
 
 
 def _check_units(settings: dict) -> list[str]:
@@ -161,7 +93,7 @@ def _stage(encoder: str, suffix: str) -> Stage:
         name=f"wmt17_segment_sets{suffix}",
         title=f"Mark-Evaluate Tables 2 and 6, set metrics per segment (WMT17{model})",
         settings=lambda profile: _settings(profile, encoder), units=_units, compute=_compute,
-        compare=_compare, check_units=_check_units,
+        compare=segment_set_comparison, check_units=_check_units,
         # A segment's score moves by 1/n (n ~ 140 samples) when another CPU's last bits swap
         # two neighbours; averaged over a unit's segments such a swap moves a mean by far less.
         tolerance=5e-3, selection=("pairs",), parallel=True, cost=_cost, row_format=2)

@@ -16,7 +16,7 @@ takes 76 s, of which PRD's k-means is 34 s and the one index pass over both sets
 and members at every K, :func:`markeval.geometry.mutual_balls_at`) most of the rest; a pair's
 sixteen systems at every sentence in one unit would take hours. The price is that each unit
 encodes the references again (the index path draws their balls again with every system
-anyway). The subset of a size is :func:`~markeval.reproduce.stages.wmt17.sentence_subset_of`'s
+anyway). The subset of a size is :func:`~markeval.experiments.wmt17.sentence_subset_of`'s
 draw 0, the same for every system of a pair. The rows are ``wmt17_system``'s (level ``word``,
 draw 0, ``size`` the sentences scored), so the chapter reads the two stages as one curve.
 """
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from markeval.experiments.wmt17 import (DEFAULT_K, ENCODER, IPR_K, KS, SYSTEM_PAIRS,
+                                        score_systems)
 from markeval.reproduce.stage import COMPARISON_COLUMNS, Stage
-from markeval.reproduce.stages.wmt17 import (DEFAULT_K, ENCODER, IPR_K, KS, SYSTEM_PAIRS,
-                                             score_systems)
 
 __all__ = ["STAGES", "unit_size"]
 

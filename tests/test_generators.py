@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from markeval import registry
 from markeval.cache import CacheWarning
 from markeval.datasets._integrity import sha256_file
 from markeval.experiments import generators as G
@@ -104,8 +105,9 @@ def test_extreme_ends_are_ordered_by_every_embedding_metric():
     best = rng.normal(size=(120, 6))
     worst = 0.3 * rng.normal(size=(120, 6)) + 2.5
     a, b = (embedding_metrics(ref, x, k=3, prd_runs=2) for x in (best, worst))
-    for metric, (higher, _) in METRICS.items():
+    for metric in METRICS:
         if metric in a:
+            higher = registry.get(metric).higher_is_better
             assert (a[metric] > b[metric]) if higher else (a[metric] < b[metric]), metric
 
 
@@ -170,8 +172,9 @@ def test_partial_order_tau_and_chain_correlations():
     rows = [{"round": 0, "generator": g, **{m: v for m in METRICS}}
             for g, v in (("a", 3.0), ("b", 2.0), ("c", 1.0))]
     corr = chain_correlations(pd.DataFrame(rows), {"x": ("a", "b", "c")})
-    for metric, (higher, _) in METRICS.items():
+    for metric in METRICS:
         got = corr[(corr.metric == metric) & (corr.chain == "x")].iloc[0]
+        higher = registry.get(metric).higher_is_better
         assert got.tau == pytest.approx(1.0 if higher else -1.0)
         assert got.rho == pytest.approx(1.0 if higher else -1.0)
 

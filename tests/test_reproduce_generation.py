@@ -11,11 +11,10 @@ import pandas as pd
 import pytest
 
 from markeval import registry
+from markeval.experiments import ladder, sensitivity
 from markeval.experiments.ranking import DEFAULT_K, K_FAMILY, METRICS, ladder_scores
-from markeval.experiments.sensitivity import sensitivity_tables
 from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
 from markeval.reproduce.results import load_rows
-from markeval.reproduce.stages import generation as G
 from markeval.reproduce.stages import get_stage
 
 LADDER = get_stage("ladder")
@@ -48,15 +47,14 @@ def test_ladder_round_rows(round0, ci):
     # every generator x metric (registry names), no K for the metrics without one and every
     # grid K for the rest; the cross-entropies read no encoder
     assert list(round0.columns) == ["generator", *LONG_COLUMNS]
-    labels = [registry.get(name).label for name in round0["metric"]]
-    for metric, rows in round0.assign(label=labels).groupby("label"):
+    for metric, rows in round0.groupby("metric"):
         if metric in K_FAMILY:
             assert set(rows["k"]) == set(ci["ks"]), metric
         else:
             assert rows["k"].isna().all(), metric
         assert rows.groupby(rows["k"].fillna(0))["generator"].nunique().eq(
             round0["generator"].nunique()).all()
-    assert set(labels) == set(METRICS)
+    assert set(round0["metric"]) == set(METRICS)
     text = round0["metric"].isin(["forward_ce", "reverse_ce"])
     assert set(round0[text].encoder) == {""}
     assert set(round0[~text].encoder) == {encoder_name(ci["encoder"])}
@@ -71,8 +69,8 @@ def test_ladder_scores_and_table1(round0, ci):
     rows = round0.assign(unit="round-000")
     wide = ladder_scores(rows, DEFAULT_K)
     assert list(wide.columns) == ["round", "generator", *METRICS]
-    table = G.table1(rows, ci)
-    assert set(table["column"]) == set(G.TABLE1_COLUMNS)
+    table = ladder.table1(rows, ci)
+    assert set(table["column"]) == set(ladder.TABLE1_COLUMNS)
     best = table[table["K choice"] == "best"].set_index("metric")
     default = table[table["K choice"] == "default"].set_index("metric")
     assert (best["tau"] >= default.loc[best.index, "tau"] - 1e-12).all()  # best K is the max
@@ -122,7 +120,7 @@ def test_sensitivity_units_are_the_library_experiments(sens_ci):
     from markeval.experiments.sensitivity import k_sweep, mode_collapse, word_swap
 
     s = sens_ci
-    sets = G.sensitivity_inputs(s["n_collapse"], s["n_swap"], s["pool_per_topic"],
+    sets = sensitivity.sensitivity_inputs(s["n_collapse"], s["n_swap"], s["pool_per_topic"],
                                 s["data_seed"])
     enc = sets["encode"]
     options = dict(me_k=s["me_k"], ipr_k=s["ipr_k"], prd_runs=s["prd_runs"],
@@ -139,7 +137,7 @@ def test_sensitivity_units_are_the_library_experiments(sens_ci):
                                rtol=1e-12)
     ks = k_sweep(enc(sets["ref_10k"]), enc(sets["evaluation"]), [7], progress=False, n_jobs=1)
     rows = SENS.compute("k_sweep/K=07", s).assign(profile="ci", unit="k_sweep/K=07")
-    got = sensitivity_tables(rows)["k_sweep"]
+    got = sensitivity.sensitivity_tables(rows)["k_sweep"]
     pd.testing.assert_frame_equal(got.reset_index(drop=True), ks, check_dtype=False)
 
 
@@ -159,6 +157,6 @@ def test_sensitivity_bad_settings(sens_ci, change, match):
 
 def test_sensitivity_tables():
     rows = pd.concat([load_rows("sensitivity", "ci"), load_rows("word_swap", "ci")])
-    tables = sensitivity_tables(rows)
+    tables = sensitivity.sensitivity_tables(rows)
     assert set(tables) == {"k_sweep", "mode_collapse", "word_swap"}
     assert tables["k_sweep"]["score"].between(0, 1).all()

@@ -12,10 +12,12 @@ until used):
 * :mod:`markeval.experiments.word_set_metrics` — PRD, IPR and Mark-Evaluate of one set of
   word samples against another, every K from one geometry, and the rules for small sets; the
   WMT17 and TAC studies score their set metrics with it.
-* :mod:`markeval.experiments.wmt17` and :mod:`markeval.experiments.tac` — the papers' WMT17
-  and TAC studies, each in one place: constants, the harness that turns inputs into result
-  rows, and the builders that set the rows beside the papers' tables. The reproduction
-  stages (:mod:`markeval.reproduce.stages`) only choose their settings and units.
+* :mod:`markeval.experiments.wmt17`, :mod:`markeval.experiments.tac` and
+  :mod:`markeval.experiments.ladder` — the papers' WMT17 and TAC studies and the generator
+  ladder, each in one place: constants, the harness that turns inputs into result rows, and
+  the builders that set the rows beside the papers' tables (the chapters call the same
+  builders). The synthetic experiments' harness is in :mod:`markeval.experiments.sensitivity`.
+  The reproduction stages (:mod:`markeval.reproduce.stages`) only choose settings and units.
 * :mod:`markeval.experiments.sensitivity` and :mod:`markeval.experiments.sensitivity_verdicts`
   — K sweep, mode collapse and word swap (Mark-Evaluate Figs. 2–4) with computed verdicts; also
   the one scoring function for sets of embeddings (:func:`~markeval.experiments.sensitivity.scores`)

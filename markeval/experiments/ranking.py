@@ -48,19 +48,15 @@ __all__ = ["DEFAULT_K", "K_FAMILY", "METRICS", "chain_correlations", "correlatio
            "partial_order_tau", "present_chains", "score_generators", "score_round",
            "scores_at_k", "ForwardCE"]
 
-# This study's metrics (registry names), in the order of its tables.
-_STUDY = ("forward_ce", "reverse_ce", "fid", "prd_precision", "prd_recall", "ipr_precision",
-          "ipr_recall", "me_petersen", "me_schnabel_quality", "me_schnabel_diversity",
-          "me_capture")
-#: Table label -> (higher is better, what it is meant to measure), from :mod:`markeval.registry`.
-METRICS = {registry.get(name).label: (registry.get(name).higher_is_better,
-                                      registry.get(name).measures) for name in _STUDY}
+#: This study's metrics, by registry name, in the order of its tables: the one place that
+#: says which metrics the ladder runs (their labels, orientation and what each is meant to
+#: measure come from :mod:`markeval.registry`).
+METRICS = ("forward_ce", "reverse_ce", "fid", "prd_precision", "prd_recall", "ipr_precision",
+           "ipr_recall", "me_petersen", "me_schnabel_quality", "me_schnabel_diversity",
+           "me_capture")
 CE_ORDER = 3
-
-
-# markeval.experiments.sensitivity's metric names -> the names in this study's tables.
-_SET_METRIC_NAMES = {name: registry.get(name).label for name in _STUDY
-                     if registry.get(name).inputs == "embeddings"}
+# The metrics of two sets of embeddings (markeval.experiments.sensitivity.scores computes them).
+_EMBEDDING_METRICS = tuple(m for m in METRICS if registry.get(m).inputs == "embeddings")
 
 
 def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
@@ -68,7 +64,7 @@ def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
     """FID, PRD, IPR and the four Mark-Evaluate scores of ``candidate`` against ``reference``.
 
     One call of :func:`markeval.experiments.sensitivity.scores` with ``k`` for both IPR and
-    Mark-Evaluate, renamed for this study's tables. FID uses ``allow_singular=True`` when a
+    Mark-Evaluate, keyed by registry name. FID uses ``allow_singular=True`` when a
     set has no more rows than dimensions (the biased estimate: fine for ranking sets of equal
     size, not for absolute values).
 
@@ -77,26 +73,25 @@ def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
     >>> rng = np.random.default_rng(0)
     >>> ref, good, bad = rng.normal(size=(60, 4)), rng.normal(size=(60, 4)), rng.normal(size=(60, 4)) + 3
     >>> a, b = embedding_metrics(ref, good, prd_runs=1), embedding_metrics(ref, bad, prd_runs=1)
-    >>> a["FID"] < b["FID"], a["ME Petersen"] > b["ME Petersen"]
+    >>> a["fid"] < b["fid"], a["me_petersen"] > b["me_petersen"]
     (True, True)
     """
     ref, cand = np.asarray(reference, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
     singular = min(len(ref), len(cand)) <= ref.shape[1]
-    values = scores(ref, cand, tuple(_SET_METRIC_NAMES), me_k=k, ipr_k=k, prd_runs=prd_runs,
-                    fid_allow_singular=singular, seed=seed)
-    return {_SET_METRIC_NAMES[name]: value for name, value in values.items()}
+    return scores(ref, cand, _EMBEDDING_METRICS, me_k=k, ipr_k=k, prd_runs=prd_runs,
+                  fid_allow_singular=singular, seed=seed)
 
 
 #: The metrics with a neighbour count K -> their family (``"ipr"`` or ``"me"``); the others
 #: (cross-entropies, FID, PRD) have none and carry no ``k`` (NaN) in :func:`score_round`'s rows.
-K_FAMILY = {label: ("ipr" if name.startswith("ipr") else "me")
-            for name, label in _SET_METRIC_NAMES.items()
-            if name.startswith(("ipr_", "me_"))}
+K_FAMILY = {name: ("ipr" if registry.get(name).family == "ipr" else "me")
+            for name in _EMBEDDING_METRICS
+            if registry.get(name).family in ("ipr", "mark_evaluate")}
 #: Each family's default K: IPR's own (Kynkäänniemi et al. use k = 3) and ME's K = 1, the one
 #: value at which the Mark-Evaluate chapter found the scores still separate sets.
 DEFAULT_K = {"ipr": 3, "me": 1}
-_K_FREE = tuple(name for name in _SET_METRIC_NAMES if not name.startswith(("ipr_", "me_")))
-_WITH_K = tuple(name for name in _SET_METRIC_NAMES if name.startswith(("ipr_", "me_")))
+_K_FREE = tuple(name for name in _EMBEDDING_METRICS if name not in K_FAMILY)
+_WITH_K = tuple(K_FAMILY)
 
 
 def _tokens(texts) -> list[list[str]]:
@@ -174,7 +169,8 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
     Returns
     -------
     pandas.DataFrame
-        Columns ``round``, ``generator`` and one per metric of :data:`METRICS`.
+        Columns ``round``, ``generator`` and one per metric of :data:`METRICS` (by registry
+        name).
     """
     names = list(generated)
     if set(names) != set(embeddings):
@@ -200,9 +196,9 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
             idx = np.arange(n) if r == 0 else np.sort(rng.choice(n, m, replace=False))
             texts = [generated[name][i] for i in idx]
             rows.append({"round": r, "generator": name,
-                         "forward CE": float(nll[name][0][idx].sum() / nll[name][1][idx].sum()
+                         "forward_ce": float(nll[name][0][idx].sum() / nll[name][1][idx].sum()
                                              / math.log(2)),
-                         "reverse CE": ce.reverse(texts, ref_text)})
+                         "reverse_ce": ce.reverse(texts, ref_text)})
             units.append((ref_emb[ref_idx], np.asarray(embeddings[name])[idx], k, prd_runs,
                           seed + r))
     for row, values in zip(rows, run_units(_embedding_unit, units, n_jobs=n_jobs,
@@ -220,9 +216,10 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
     Round 0 scores all sentences; round ``r > 0`` a random subset of ``fraction`` of the
     reference set and of each generator's sentences (without replacement), drawn from a
     generator seeded by ``(seed, r)`` alone, so that any round can be recomputed by itself
-    (the reproduction's unit, :mod:`markeval.reproduce.stages.generation`). The metrics without
-    a neighbour count (cross-entropies, FID, PRD with seed ``seed + r``) are computed once and
-    carry no ``k`` (NaN); IPR and the Mark-Evaluate scores once per K (``k`` for both families).
+    (the reproduction's unit, :func:`markeval.experiments.ladder.ladder_unit_rows`). The
+    metrics without a neighbour count (cross-entropies, FID, PRD with seed ``seed + r``) are
+    computed once and carry no ``k`` (NaN); IPR and the Mark-Evaluate scores once per K (``k``
+    for both families).
     ``only`` scores some generators (``embeddings`` then needs only theirs): every subset is
     still drawn, in the order of ``generated``, so their rows are those of the whole round.
 
@@ -301,12 +298,12 @@ def scores_at_k(rows: pd.DataFrame, k: int | Mapping[str, int] = DEFAULT_K) -> p
         Columns ``round``, ``generator``, ``metric`` (registry names), ``k``, ``value``.
     k : int or dict
         One K for every K-metric, or a dict from a family (``"ipr"``, ``"me"``) or a metric
-        label to its K (a label wins over its family; default :data:`DEFAULT_K`).
+        (registry name) to its K (a metric wins over its family; default :data:`DEFAULT_K`).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``round``, ``generator`` and one per metric of :data:`METRICS` (by label), as
+        Columns ``round``, ``generator`` and one per metric of :data:`METRICS`, as
         :func:`score_generators` returns: the input of :func:`chain_correlations`.
     """
     def chosen(metric):
@@ -316,7 +313,6 @@ def scores_at_k(rows: pd.DataFrame, k: int | Mapping[str, int] = DEFAULT_K) -> p
             return int(k[metric] if metric in k else k[K_FAMILY[metric]])
         return int(k)
 
-    rows = rows.assign(metric=[registry.get(name).label for name in rows["metric"]])
     want = rows["metric"].map(chosen)
     picked = rows[(rows["k"] == want) | (rows["k"].isna() & want.isna())]
     missing = sorted(set(rows["metric"]) - set(picked["metric"]))
@@ -358,8 +354,8 @@ def partial_order_tau(values: Mapping[str, float], chains: Mapping[str, Sequence
 
 def _oriented(table: pd.DataFrame) -> pd.DataFrame:
     out = table.copy()
-    for metric, (higher, _) in METRICS.items():
-        if not higher:
+    for metric in METRICS:
+        if metric in out and not registry.get(metric).higher_is_better:
             out[metric] = -out[metric]
     return out
 
@@ -449,7 +445,7 @@ def ladder_correlations(rows: pd.DataFrame, k, chains=None) -> pd.DataFrame:
 
 def metric_best_k(rows: pd.DataFrame, ks: Sequence[int]) -> dict:
     """Per k-NN metric, :func:`~markeval.experiments.choosing_k.best_k` over ``ks`` of the
-    pooled quality τ on all sentences of the ladder's rows. Returns ``{metric label: K}``."""
+    pooled quality τ on all sentences of the ladder's rows. Returns ``{metric: K}``."""
     from markeval.experiments.choosing_k import best_k
 
     pooled = {}

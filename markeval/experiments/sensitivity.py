@@ -17,6 +17,7 @@ verdicts (did each metric move the expected way?) live in
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 
 import numpy as np
@@ -573,9 +574,111 @@ def sensitivity_tables(rows: pd.DataFrame) -> dict:
         ["seed", "step", "level", "metric", "value"]].reset_index(drop=True)
     return out
 
+# --------------------------------------------------------------------------------------------
+# The reproduction's synthetic experiments (stages sensitivity and word_swap, on BBC News)
+
+#: Columns of the rows of the stages ``sensitivity`` and ``word_swap``: ``experiment``
+#: (k_sweep, mode_collapse, word_swap), ``seed``, ``step``, ``level`` (K, topics kept, or p),
+#: ``kept`` (topics kept; "-" elsewhere),
+#: ``quantity`` (``score``; the K sweep also gives each estimator's ``estimate`` and the
+#: ``population`` it is divided by) and the columns of
+#: :data:`markeval.experiments.vocabulary.LONG_COLUMNS` (protocol ``pooled``; ``k``: the
+#: sweep's K, else the K of IPR and of the Mark-Evaluate scores).
+SENSITIVITY_COLUMNS = ("experiment", "seed", "step", "level", "kept", "quantity",
+                       "encoder", "protocol", "metric", "k", "options", "value")
+
+
+@functools.lru_cache(maxsize=2)
+def sensitivity_inputs(n_collapse: int, n_swap: int, pool_per_topic, data_seed: int):
+    """The chapter's sets, embedded once per process.
+
+    Returns a dict: ``reference`` and ``pool`` (mode collapse: texts, pool table with topics),
+    ``ref_emb``, ``pool_emb``, ``ref_10k``, ``ref_10k_emb`` and ``evaluation`` (K sweep and
+    word swap: reference texts and embeddings, evaluation texts), ``encode`` (the encoder).
+    """
+    from markeval.datasets import cache_dir
+
+    encode = default_encoder(cache_dir=cache_dir() / "embeddings", progress=False)
+    reference, pool = bbc_sets(n_collapse, pool_per_topic=pool_per_topic, seed=data_seed)
+    if n_swap == n_collapse:
+        ref_10k, pool_10k = reference, pool
+    else:
+        ref_10k, pool_10k = bbc_sets(n_swap, pool_per_topic=pool_per_topic, seed=data_seed)
+    pick = np.sort(np.random.default_rng(1).choice(len(pool_10k), n_swap, replace=False))
+    evaluation = [pool_10k["sentence"].iloc[i] for i in pick]
+    return {"reference": reference, "pool": pool, "ref_10k": ref_10k, "evaluation": evaluation,
+            "encode": encode, "_cache": {}}
+
+
+def _embedded(inputs: dict, key: str) -> np.ndarray:
+    """Embeddings of one of the input sets, computed on first use."""
+    cache = inputs["_cache"]
+    if key not in cache:
+        texts = {"ref": inputs["reference"], "pool": list(inputs["pool"]["sentence"]),
+                 "ref_10k": inputs["ref_10k"], "evaluation": inputs["evaluation"]}[key]
+        cache[key] = inputs["encode"](texts)
+    return cache[key]
+
+
+def encode_sensitivity_sets(settings: dict) -> None:
+    """Encode every set of both stages into the disk cache before the units fan out."""
+    inputs = sensitivity_inputs(settings["n_collapse"], settings["n_swap"],
+                                settings["pool_per_topic"], settings["data_seed"])
+    for key in ("ref", "pool", "ref_10k", "evaluation"):
+        _embedded(inputs, key)
+
+
+def sensitivity_unit_rows(experiment: str, fields: dict, settings: dict) -> pd.DataFrame:
+    """The rows of one unit of the stages ``sensitivity`` and ``word_swap``: the K sweep at one
+    K (``fields``: ``{"K": "07"}``), or every metric of :data:`METRICS` at one step of mode
+    collapse (``{"seed": "1", "step": "3"}``) or of word swap (``{"seed": "0", "p": "0.3"}``),
+    in the columns :data:`SENSITIVITY_COLUMNS`."""
+    from markeval.datasets import BBC_TOPICS
+    from markeval.experiments.vocabulary import encoder_name
+
+    inputs = sensitivity_inputs(settings["n_collapse"], settings["n_swap"],
+                                settings["pool_per_topic"], settings["data_seed"])
+    options = {"me_k": settings["me_k"], "ipr_k": settings["ipr_k"],
+               "prd_runs": settings["prd_runs"]}
+    if experiment == "k_sweep":
+        k = int(fields["K"])
+        table = k_sweep(_embedded(inputs, "ref_10k"), _embedded(inputs, "evaluation"), [k],
+                        progress=False, n_jobs=1)
+        me = {info.part: info.name for info in registry.metrics(family="mark_evaluate")}
+        rows = [{"seed": 0, "step": settings["ks"].index(k), "level": float(k), "kept": "-",
+                 "quantity": what, "metric": me[r["estimator"]], "k": k,
+                 "value": float(r[what])}
+                for r in table.to_dict("records") for what in ("score", "estimate", "population")]
+    else:
+        seed = int(fields["seed"])
+        if experiment == "mode_collapse":
+            step = int(fields["step"])
+            n = settings["n_collapse"]
+            indices, kept = collapse_step(inputs["pool"]["topic"], n, seed, step)
+            ref, cand = _embedded(inputs, "ref"), _embedded(inputs, "pool")[indices]
+            level = float(len(BBC_TOPICS) - step)
+        else:
+            p = float(fields["p"])
+            step, kept, n = settings["ps"].index(p), "-", settings["n_swap"]
+            texts = inputs["evaluation"]
+            ref = _embedded(inputs, "ref_10k")
+            cand = (_embedded(inputs, "evaluation") if p == 0
+                    else inputs["encode"](swapped_texts(texts, p, seed)))
+            level = p
+        values = scores(ref, cand, METRICS, fid_allow_singular=n <= ref.shape[1], seed=seed,
+                        **options)
+        k_of = {"mark_evaluate": settings["me_k"], "ipr": settings["ipr_k"]}
+        rows = [{"seed": seed, "step": step, "level": level, "kept": kept, "quantity": "score",
+                 "metric": metric, "k": k_of.get(registry.get(metric).family),
+                 "value": float(value)} for metric, value in values.items()]
+    rows = pd.DataFrame(rows).assign(experiment=experiment, protocol="pooled", options="",
+                                     encoder=encoder_name(settings["encoder"]))
+    return rows[list(SENSITIVITY_COLUMNS)]
+
 
 __all__ = [
-    "ESTIMATORS", "METRICS", "bbc_sets", "collapse_order", "collapse_step", "default_encoder", "k_sweep", "mode_collapse",
-    "perturbation_sweep", "scores", "sensitivity_tables", "summarize", "swap_words",
-    "swapped_texts", "word_swap",
+    "ESTIMATORS", "METRICS", "SENSITIVITY_COLUMNS", "bbc_sets", "collapse_order", "collapse_step",
+    "default_encoder", "encode_sensitivity_sets", "k_sweep", "mode_collapse",
+    "perturbation_sweep", "scores", "sensitivity_inputs", "sensitivity_tables",
+    "sensitivity_unit_rows", "summarize", "swap_words", "swapped_texts", "word_swap",
 ]

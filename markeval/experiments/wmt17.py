@@ -35,8 +35,8 @@ __all__ = ["DEFAULT_K", "ENCODER", "ENCODER_LAYERS", "IPR_K", "KS", "LEXICAL_MET
            "MPNET", "SAME_VECTORS", "SEGMENT_PAIRS", "SEGMENT_ROWS", "SYSTEM_PAIRS",
            "estimator_best_k", "k_choices", "layer_label", "lexical_comparison",
            "lexical_correlations", "lexical_segment_scores", "lexical_unit_rows",
-           "me_column_label", "score_systems", "segment_comparison", "segment_rows",
-           "segment_scores", "segment_set_comparison", "segment_set_unit_rows",
+           "me_column_label", "me_table_lines", "score_systems", "segment_comparison",
+           "segment_rows", "segment_scores", "segment_set_comparison", "segment_set_unit_rows",
            "segment_unit_rows", "sentence_subset_of", "set_metrics", "system_comparison",
            "system_scores", "unit_encoder"]
 
@@ -316,19 +316,33 @@ ME_TABLES = {"Table 2": "word", "Table 6": "word", "Table 5": "sentence"}
 
 
 def k_choices(column: str, corr: pd.DataFrame, settings: dict) -> list[tuple]:
-    """The K at which a Mark-Evaluate column is compared, with how it was chosen: an
+    """The K at which a Mark-Evaluate column is compared, as ``(choice, K, how)``: an
     estimator at the default K and at the best single K of the grid (``corr``: the
     correlations of the level), IPR at the IPR paper's k; the rest have no K."""
     if column in ME_K_COLUMNS:
         best = estimator_best_k(corr, ME_COLUMNS[column], settings["ks"])
-        return [(settings["default_k"], f"default K={settings['default_k']}"),
-                (best, f"best single K={best} of {settings['ks']}")]
+        return [("default", settings["default_k"], f"default K={settings['default_k']}"),
+                ("best", best, f"best single K={best} of {settings['ks']}")]
     if column == "IMPAR":
-        return [(settings["ipr_k"], f"IPR k={settings['ipr_k']}")]
-    return [(None, "")]
+        return [("IPR", settings["ipr_k"], f"IPR k={settings['ipr_k']}")]
+    return [("none", None, "")]
 
 
-def system_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+def me_table_lines(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    """Ours beside every cell of Mark-Evaluate Tables 2, 5 and 6 (``rows``: a
+    ``wmt17_system`` stage's), in the tables' own rows and columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One line per (table, column, K choice, row): ``table``, ``row`` (``"cs-en (r)"``, ...,
+        ``"Average (r)"``, the mean over the pairs where r is defined), ``column``, ``K
+        choice`` (``"default"``, ``"best"``: the best single K of the grid, chosen on these
+        correlations; ``"IPR"``: IPR's k; ``"none"``), ``K``, ``value`` (Pearson r with system
+        DA) and ``setting``. The set metrics of Tables 2 and 6 read word samples, those of
+        Table 5 pooled sentence vectors; BERTScore and MoverScore are means over every scored
+        sentence of a system.
+    """
     from markeval.experiments.translation import system_correlations
     from markeval.paper_values import paper_table
 
@@ -348,7 +362,7 @@ def system_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
         else:
             sizes = f"{sentences} sentences per system, pooled sentence vectors"
         for column in paper_table("Mark-Evaluate", table).columns:
-            for k, k_label in k_choices(column, corr, settings):
+            for choice, k, k_label in k_choices(column, corr, settings):
                 metric = me_column_label(column, k, settings["ipr_k"])
                 setting = "; ".join(s for s in (settings["encoder"], sizes, k_label) if s)
                 values = {p: r[(metric, p)] for p in settings["pairs"]}
@@ -356,14 +370,21 @@ def system_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
                     setting = (f"{settings['encoder']}; mean over {sentences} sentences per "
                                "system")
                     values = {p: per_sentence[(metric, p)] for p in settings["pairs"]}
-                for pair, value in values.items():
-                    out.append(comparison_row("Mark-Evaluate", table, f"{pair} (r)", column,
-                                              value, setting))
                 finite = [v for v in values.values() if np.isfinite(v)]
-                average = float(np.mean(finite)) if finite else float("nan")
-                out.append(comparison_row("Mark-Evaluate", table, "Average (r)", column,
-                                          average, setting))
+                values["Average"] = float(np.mean(finite)) if finite else float("nan")
+                out += [{"table": table, "row": f"{pair} (r)", "column": column,
+                         "K choice": choice, "K": k, "value": value, "setting": setting}
+                        for pair, value in values.items()]
     return pd.DataFrame(out)
+
+
+def system_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    """Mark-Evaluate Tables 2, 5 and 6 beside ours: :func:`me_table_lines`, as lines of
+    ``paper_comparison.csv``."""
+    return pd.DataFrame([
+        comparison_row("Mark-Evaluate", line.table, line.row, line.column, line.value,
+                       line.setting)
+        for line in me_table_lines(rows, settings).itertuples()])
 
 
 def segment_set_unit_rows(pair: str, keep: range, settings: dict) -> pd.DataFrame:
@@ -417,7 +438,7 @@ def segment_set_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     out = []
     for table in ("Table 2", "Table 6"):
         for column in ("PRD", "IMPAR", *ME_K_COLUMNS):
-            for k, k_label in k_choices(column, corr, settings):
+            for _, k, k_label in k_choices(column, corr, settings):
                 metric = me_column_label(column, k, settings["ipr_k"])
                 setting = "; ".join(s for s in (
                     settings["encoder"], f"protocol: per segment, every segment ({n}+ per "

@@ -8,13 +8,17 @@ their rows are set beside the papers is here:
 
 * the study's constants (:data:`SYSTEM_PAIRS`, :data:`SEGMENT_PAIRS`, the K grid :data:`KS`,
   :data:`DEFAULT_K`, :data:`IPR_K`, the packaged encoders and their layers);
-* the harness, inputs to long rows (:mod:`markeval.experiments.vocabulary`):
-  :func:`segment_unit_rows` (one pair's judged segments), :func:`score_systems` (every system
-  of a pair on one subset of sentences);
+* the harness, inputs to long rows (:mod:`markeval.experiments.vocabulary`), one function per
+  stage's unit: :func:`segment_unit_rows` (one pair's judged segments),
+  :func:`score_systems` (every system of a pair on one subset of sentences),
+  :func:`segment_set_unit_rows` (set metrics per segment), :func:`prd_seed_unit_rows` (PRD
+  over k-means seeds) and :func:`lexical_unit_rows` (MoverScore Table 7's SentBLEU and chrF++,
+  run as WMT17 ran them);
 * the tables beside the papers, rows to ``paper_comparison.csv`` lines:
-  :func:`segment_comparison` (MoverScore Tables 1, 5, 6) and :func:`system_comparison`
-  (Mark-Evaluate Tables 2, 5, 6), with :func:`me_column_label` and :func:`k_choices`, which
-  the chapters and the other WMT17 stages read too.
+  :func:`segment_comparison` (MoverScore Tables 1, 5, 6), :func:`me_table_lines` and
+  :func:`system_comparison` (Mark-Evaluate Tables 2, 5, 6; the chapter shows the same lines),
+  :func:`segment_set_comparison`, :func:`prd_seed_comparison` and
+  :func:`lexical_comparison`, with :func:`me_column_label` and :func:`k_choices`.
 
 Every unit builds its own memoized encoder (:func:`unit_encoder`): the vectors of a text depend
 (in the last bits) on the batch it was encoded in, so a unit computed alone must encode exactly
@@ -35,7 +39,8 @@ __all__ = ["DEFAULT_K", "ENCODER", "ENCODER_LAYERS", "IPR_K", "KS", "LEXICAL_MET
            "MPNET", "SAME_VECTORS", "SEGMENT_PAIRS", "SEGMENT_ROWS", "SYSTEM_PAIRS",
            "estimator_best_k", "k_choices", "layer_label", "lexical_comparison",
            "lexical_correlations", "lexical_segment_scores", "lexical_unit_rows",
-           "me_column_label", "me_table_lines", "score_systems", "segment_comparison",
+           "me_column_label", "me_table_lines", "prd_seed_comparison", "prd_seed_unit_rows",
+           "score_systems", "segment_comparison",
            "segment_rows", "segment_scores", "segment_set_comparison", "segment_set_unit_rows",
            "segment_unit_rows", "sentence_subset_of", "set_metrics", "system_comparison",
            "system_scores", "unit_encoder"]
@@ -451,6 +456,65 @@ def segment_set_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
                 out.append(comparison_row("Mark-Evaluate", table, "Average (r)", column,
                                           float(np.mean(finite)) if finite else float("nan"),
                                           setting))
+    return pd.DataFrame(out)
+
+
+# --------------------------------------------------------------------------------------------
+# PRD's k-means seeds (Mark-Evaluate Table 5's PRD column, stage wmt17_prd_seeds)
+
+
+def prd_seed_unit_rows(pair: str, settings: dict) -> pd.DataFrame:
+    """The rows of one ``wmt17_prd_seeds`` unit: PRD's F_1/8 of every system of ``pair`` (or
+    the first ``settings["systems"]``) on pooled sentence vectors, at every (clusters, runs)
+    of ``settings["grid"]`` and every k-means seed below ``settings["seeds"]``."""
+    from markeval.datasets import load_wmt17, wmt17_da_systems, wmt17_system_match
+    from markeval.distribution.prd import prd
+    from markeval.encoders import sentence_embeddings
+    from markeval.experiments.vocabulary import encoder_name
+
+    data = load_wmt17(pair, detokenize=settings["detokenize"])
+    keep = sentence_subset_of(pair, settings["sentences"])
+    encoder = unit_encoder(range(-1, 0), settings, capacity=2 * len(keep) + 8)
+    refs = sentence_embeddings([data.references[i] for i in keep], encoder, progress=False)
+    mapping = wmt17_system_match(pair).mapping
+    # "systems" (a check's narrowing) scores the pair's first systems only; a system's rows do
+    # not depend on the others'
+    da = wmt17_da_systems(pair)
+    if settings.get("systems") is not None:
+        da = da.head(settings["systems"])
+    rows = []
+    for system, human in da.set_index("system").score.items():
+        outputs = sentence_embeddings([data.systems[mapping[system]][i] for i in keep], encoder,
+                                      progress=False)
+        for clusters, runs in settings["grid"]:
+            for seed in range(settings["seeds"]):
+                value = prd(refs, outputs, num_clusters=clusters, num_runs=runs,
+                            seed=seed).f_beta_inv
+                rows.append({"pair": pair, "system": system, "human": float(human),
+                             "clusters": clusters, "runs": runs, "seed": seed,
+                             "encoder": encoder_name(settings["encoder"]),
+                             "protocol": "pooled", "metric": "prd_precision", "k": None,
+                             "options": "", "value": value})
+    return pd.DataFrame(rows)[["pair", "system", "human", "clusters", "runs", "seed",
+                               *LONG_COLUMNS]]
+
+
+def prd_seed_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    """Mark-Evaluate Table 5's PRD column beside the median r over k-means seeds, per setting."""
+    from markeval.experiments.translation import seed_band
+
+    band = seed_band(rows).set_index(["pair", "clusters", "runs"])
+    n = "all" if settings["sentences"] is None else settings["sentences"]
+    out = []
+    for clusters, runs in settings["grid"]:
+        setting = (f"{settings['encoder']}; {n} sentences per system, pooled sentence vectors; "
+                   f"PRD {clusters} clusters, {runs} runs; median r over {settings['seeds']} "
+                   "seeds")
+        for pair in settings["pairs"]:
+            out.append(comparison_row("Mark-Evaluate", "Table 5", f"{pair} (r)", "PRD",
+                                      band.loc[(pair, clusters, runs), "median r"], setting))
+        out.append(comparison_row("Mark-Evaluate", "Table 5", "Average (r)", "PRD",
+                                  band.loc[("average", clusters, runs), "median r"], setting))
     return pd.DataFrame(out)
 
 

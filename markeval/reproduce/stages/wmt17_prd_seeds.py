@@ -17,10 +17,8 @@ A unit is a pair. Its rows are long: ``pair``, ``system``, ``human``, ``clusters
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
-from markeval.experiments.wmt17 import ENCODER, MPNET, SYSTEM_PAIRS
+from markeval.experiments.wmt17 import (ENCODER, MPNET, SYSTEM_PAIRS, prd_seed_comparison,
+                                        prd_seed_unit_rows)
 from markeval.reproduce.stage import Stage
 
 __all__ = ["GRID", "SEEDS", "STAGES"]
@@ -39,68 +37,14 @@ def _settings(profile: str, encoder: str) -> dict:
             "seeds": SEEDS if not ci else 3, "disk_cache": ci}
 
 
-def _compute(unit: str, settings: dict) -> pd.DataFrame:
-    from markeval.datasets import load_wmt17, wmt17_da_systems, wmt17_system_match
-    from markeval.distribution.prd import prd
-    from markeval.encoders import sentence_embeddings
-    from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
-    from markeval.experiments.wmt17 import sentence_subset_of, unit_encoder
-
-    pair = unit
-    data = load_wmt17(pair, detokenize=settings["detokenize"])
-    keep = sentence_subset_of(pair, settings["sentences"])
-    encoder = unit_encoder(range(-1, 0), settings, capacity=2 * len(keep) + 8)
-    refs = sentence_embeddings([data.references[i] for i in keep], encoder, progress=False)
-    mapping = wmt17_system_match(pair).mapping
-    # "systems" (a check's narrowing) scores the pair's first systems only; a system's rows do
-    # not depend on the others'
-    da = wmt17_da_systems(pair)
-    if settings.get("systems") is not None:
-        da = da.head(settings["systems"])
-    rows = []
-    for system, human in da.set_index("system").score.items():
-        outputs = sentence_embeddings([data.systems[mapping[system]][i] for i in keep], encoder,
-                                      progress=False)
-        for clusters, runs in settings["grid"]:
-            for seed in range(settings["seeds"]):
-                value = prd(refs, outputs, num_clusters=clusters, num_runs=runs,
-                            seed=seed).f_beta_inv
-                rows.append({"pair": pair, "system": system, "human": float(human),
-                             "clusters": clusters, "runs": runs, "seed": seed,
-                             "encoder": encoder_name(settings["encoder"]),
-                             "protocol": "pooled", "metric": "prd_precision", "k": None,
-                             "options": "", "value": value})
-    return pd.DataFrame(rows)[["pair", "system", "human", "clusters", "runs", "seed",
-                               *LONG_COLUMNS]]
-
-
-def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    from markeval.paper_values import comparison_row
-
-    from markeval.experiments.translation import seed_band
-
-    band = seed_band(rows).set_index(["pair", "clusters", "runs"])
-    n = "all" if settings["sentences"] is None else settings["sentences"]
-    out = []
-    for clusters, runs in settings["grid"]:
-        setting = (f"{settings['encoder']}; {n} sentences per system, pooled sentence vectors; "
-                   f"PRD {clusters} clusters, {runs} runs; median r over {settings['seeds']} "
-                   "seeds")
-        for pair in settings["pairs"]:
-            out.append(comparison_row("Mark-Evaluate", "Table 5", f"{pair} (r)", "PRD",
-                                      band.loc[(pair, clusters, runs), "median r"], setting))
-        out.append(comparison_row("Mark-Evaluate", "Table 5", "Average (r)", "PRD",
-                                  band.loc[("average", clusters, runs), "median r"], setting))
-    return pd.DataFrame(out)
-
-
 def _stage(encoder: str, suffix: str) -> Stage:
     model = "" if encoder == ENCODER else f", {encoder}"
     return Stage(
         name=f"wmt17_prd_seeds{suffix}",
         title=f"Mark-Evaluate Table 5: PRD's r over k-means seeds and settings (WMT17{model})",
         settings=lambda profile: _settings(profile, encoder),
-        units=lambda settings: list(settings["pairs"]), compute=_compute, compare=_compare,
+        units=lambda settings: list(settings["pairs"]), compute=prd_seed_unit_rows,
+        compare=prd_seed_comparison,
         # a full unit (MiniLM: every sentence, mpnet: 500 per system) encodes and scores 30
         # seeds and settings per system, which takes minutes: the consistency test recomputes
         # cs-en's first system at the first seed and setting, whose rows do not depend on the

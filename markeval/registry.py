@@ -11,7 +11,9 @@ Functions are named as ``"module:function"`` strings and imported on first use, 
 the registry (or scoring BLEU) never imports torch.
 
 Adding a metric is one module and one line in :data:`METRICS` below; ``tests/test_common.py``
-then checks it like every other.
+then checks it like every other. A user's own metric (or a test's) joins at run time through
+:func:`register`; the studies that take metrics of its kind then score it too
+(``tests/test_study_registry.py``).
 
 Examples
 --------
@@ -35,7 +37,8 @@ from types import MappingProxyType
 
 from markeval._checks import check_choice
 
-__all__ = ["INPUTS", "MEASURES", "METRICS", "MetricInfo", "get", "metrics", "names"]
+__all__ = ["INPUTS", "MEASURES", "METRICS", "MetricInfo", "get", "metrics", "names", "register",
+           "unregister"]
 
 #: What a metric compares, and so the call it takes:
 #: ``texts``: ``f(hypotheses, references)``, ``references[i]`` the reference(s) of hypothesis i;
@@ -257,6 +260,48 @@ METRICS: tuple[MetricInfo, ...] = (
 )
 
 _BY_NAME = {m.name: m for m in METRICS}
+# Metrics added at run time by register(), after the built-in ones, in the order added.
+_REGISTERED: dict[str, MetricInfo] = {}
+
+
+def register(info: MetricInfo) -> MetricInfo:
+    """Add a metric after the built-in ones: :func:`metrics`, :func:`get`, the command line
+    and every study that takes metrics of its kind (``inputs``) see it from now on.
+
+    Parameters
+    ----------
+    info : MetricInfo
+        Its ``name`` must be new; ``corpus`` names the metric's own function
+        (``"package.module:function"``).
+
+    Returns
+    -------
+    MetricInfo
+        ``info``, as registered.
+
+    Examples
+    --------
+    >>> info = register(MetricInfo("mean_gap", "mean gap", "distance between the set means",
+    ...                            "numpy:mean", "embeddings", False, "both", True, 0.0))
+    >>> "mean_gap" in names(inputs="embeddings")
+    True
+    >>> unregister("mean_gap"); "mean_gap" in names()
+    False
+    """
+    if not isinstance(info, MetricInfo):
+        raise TypeError(f"info must be a MetricInfo, got {type(info).__name__}")
+    if info.name in _BY_NAME or info.name in _REGISTERED:
+        raise ValueError(f"a metric named {info.name!r} is already registered")
+    _REGISTERED[info.name] = info
+    return info
+
+
+def unregister(name: str) -> None:
+    """Remove a metric added by :func:`register` (the built-in ones cannot be removed)."""
+    if name not in _REGISTERED:
+        raise ValueError(f"metric {name!r} was not added by register(); added: "
+                         f"{', '.join(_REGISTERED) or 'none'}")
+    del _REGISTERED[name]
 
 
 def metrics(*, inputs: str | None = None, measures: str | None = None,
@@ -271,7 +316,8 @@ def metrics(*, inputs: str | None = None, measures: str | None = None,
     for value, name, allowed in ((inputs, "inputs", INPUTS), (measures, "measures", MEASURES)):
         if value is not None:
             check_choice(value, name, allowed)
-    return tuple(m for m in METRICS if (inputs is None or m.inputs == inputs)
+    return tuple(m for m in (*METRICS, *_REGISTERED.values())
+                 if (inputs is None or m.inputs == inputs)
                  and (measures is None or m.measures == measures)
                  and (family is None or m.family == family))
 
@@ -299,8 +345,9 @@ def get(name: str) -> MetricInfo:
     ...
     ValueError: unknown metric 'fd'; did you mean 'fid'? (metrics: bleu, gleu, ...)
     """
-    if isinstance(name, str) and name in _BY_NAME:
-        return _BY_NAME[name]
-    close = difflib.get_close_matches(str(name), list(_BY_NAME), n=1, cutoff=0.5)
+    known = {**_BY_NAME, **_REGISTERED}
+    if isinstance(name, str) and name in known:
+        return known[name]
+    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.5)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"unknown metric {name!r}{hint} (metrics: {', '.join(_BY_NAME)})")
+    raise ValueError(f"unknown metric {name!r}{hint} (metrics: {', '.join(known)})")

@@ -13,8 +13,9 @@ from markeval import registry
 from markeval.cache import CacheWarning
 from markeval.datasets._integrity import sha256_file
 from markeval.experiments import generators as G
-from markeval.experiments.ranking import (METRICS, ForwardCE, chain_correlations, embedding_metrics,
-                                          partial_order_tau, score_generators, score_round)
+from markeval.experiments.ranking import (ForwardCE, chain_correlations, embedding_metrics,
+                                          ladder_metrics, partial_order_tau, score_generators,
+                                          score_round)
 from markeval.lexical.ngram_lm import NGramLM
 from markeval.lexical.perplexity import forward_cross_entropy, reverse_cross_entropy
 
@@ -105,7 +106,7 @@ def test_extreme_ends_are_ordered_by_every_embedding_metric():
     best = rng.normal(size=(120, 6))
     worst = 0.3 * rng.normal(size=(120, 6)) + 2.5
     a, b = (embedding_metrics(ref, x, k=3, prd_runs=2) for x in (best, worst))
-    for metric in METRICS:
+    for metric in ladder_metrics():
         if metric in a:
             higher = registry.get(metric).higher_is_better
             assert (a[metric] > b[metric]) if higher else (a[metric] < b[metric]), metric
@@ -169,10 +170,10 @@ def test_partial_order_tau_and_chain_correlations():
     assert partial_order_tau({"a": 1, "b": 0, "c": 5}, {"x": ("a", "b"), "y": ("c", "a")}) == 1.0
     import pandas as pd
 
-    rows = [{"round": 0, "generator": g, **{m: v for m in METRICS}}
+    rows = [{"round": 0, "generator": g, **{m: v for m in ladder_metrics()}}
             for g, v in (("a", 3.0), ("b", 2.0), ("c", 1.0))]
     corr = chain_correlations(pd.DataFrame(rows), {"x": ("a", "b", "c")})
-    for metric in METRICS:
+    for metric in ladder_metrics():
         got = corr[(corr.metric == metric) & (corr.chain == "x")].iloc[0]
         higher = registry.get(metric).higher_is_better
         assert got.tau == pytest.approx(1.0 if higher else -1.0)

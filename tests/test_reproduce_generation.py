@@ -12,7 +12,7 @@ import pytest
 
 from markeval import registry
 from markeval.experiments import ladder, sensitivity
-from markeval.experiments.ranking import DEFAULT_K, K_FAMILY, METRICS, ladder_scores
+from markeval.experiments.ranking import DEFAULT_K, K_FAMILY, ladder_metrics, ladder_scores
 from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
 from markeval.reproduce.results import load_rows
 from markeval.reproduce.stages import get_stage
@@ -54,7 +54,7 @@ def test_ladder_round_rows(round0, ci):
             assert rows["k"].isna().all(), metric
         assert rows.groupby(rows["k"].fillna(0))["generator"].nunique().eq(
             round0["generator"].nunique()).all()
-    assert set(round0["metric"]) == set(METRICS)
+    assert set(round0["metric"]) == set(ladder_metrics())
     text = round0["metric"].isin(["forward_ce", "reverse_ce"])
     assert set(round0[text].encoder) == {""}
     assert set(round0[~text].encoder) == {encoder_name(ci["encoder"])}
@@ -68,7 +68,7 @@ def test_ladder_round_rows(round0, ci):
 def test_ladder_scores_and_table1(round0, ci):
     rows = round0.assign(unit="round-000")
     wide = ladder_scores(rows, DEFAULT_K)
-    assert list(wide.columns) == ["round", "generator", *METRICS]
+    assert list(wide.columns) == ["round", "generator", *ladder_metrics()]
     table = ladder.table1(rows, ci)
     assert set(table["column"]) == set(ladder.TABLE1_COLUMNS)
     best = table[table["K choice"] == "best"].set_index("metric")

@@ -59,13 +59,14 @@ def check_ladder_settings(settings: dict) -> None:
             raise ValueError(f"the default K of {family} ({k}) is not in the grid {ks}")
 
 
-@functools.lru_cache(maxsize=4)
 def ladder_inputs(n: int, seed: int, smollm2: str, encoder: str | None = None,
                   generators: tuple[str, ...] | None = None):
     """The ladder, the reference and generator embeddings, and the forward-CE judge.
 
     ``encoder`` names the sentence encoder (default: MiniLM); ``generators``, those whose
-    sentences are encoded (default: every one).
+    sentences are encoded (default: every one). Built once per process for each distinct
+    request, however it is spelt (the chapter, the units and the consistency check share it),
+    and the ladder itself once for every encoder.
 
     Returns
     -------
@@ -74,18 +75,34 @@ def ladder_inputs(n: int, seed: int, smollm2: str, encoder: str | None = None,
     embeddings : dict generator -> array (n, d)
     ce : :class:`markeval.experiments.ranking.ForwardCE`
     """
-    from markeval.datasets import cache_dir
-    from markeval.encoders import sentence_embeddings
+    from markeval.encoders.loading import DEFAULT_MODEL_NAME
+
+    return _ladder_inputs(int(n), int(seed), smollm2, encoder or DEFAULT_MODEL_NAME,
+                          None if generators is None else tuple(generators))
+
+
+@functools.lru_cache(maxsize=2)
+def _ladder(n: int, seed: int, smollm2: str):
     from markeval.experiments.generators import build_ladder
     from markeval.experiments.ranking import ForwardCE
 
     ladder = build_ladder(n, seed=seed, smollm2=smollm2, progress=False)
+    return ladder, ForwardCE(ladder.ce_text)
+
+
+@functools.lru_cache(maxsize=4)
+def _ladder_inputs(n: int, seed: int, smollm2: str, encoder: str,
+                   generators: tuple[str, ...] | None):
+    from markeval.datasets import cache_dir
+    from markeval.encoders import sentence_embeddings
+
+    ladder, ce = _ladder(n, seed, smollm2)
     names = list(ladder.generated) if generators is None else list(generators)
     texts = list(ladder.reference) + [t for g in names for t in ladder.generated[g]]
     emb = sentence_embeddings(texts, encoder, progress=False,
                               cache_dir=cache_dir() / "embeddings")
     gen_emb = {g: emb[n * (i + 1): n * (i + 2)] for i, g in enumerate(names)}
-    return ladder, emb[:n], gen_emb, ForwardCE(ladder.ce_text)
+    return ladder, emb[:n], gen_emb, ce
 
 
 def ladder_unit_rows(round_index: int, settings: dict) -> pd.DataFrame:

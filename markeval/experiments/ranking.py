@@ -39,29 +39,43 @@ from markeval import registry
 from markeval._checks import check_number, check_seed
 from markeval._tolerance import constant
 from markeval.experiments.parallel import run_units
-from markeval.experiments.sensitivity import scores
+from markeval.experiments.sensitivity import scores, set_metric_names
 from markeval.lexical.ngram_lm import NGramLM
 from markeval.stats import kendall, pearson, spearman
 
-__all__ = ["DEFAULT_K", "K_FAMILY", "METRICS", "chain_correlations", "correlation_table",
-           "embedding_metrics", "ladder_correlations", "ladder_scores", "metric_best_k",
-           "partial_order_tau", "present_chains", "score_generators", "score_round",
-           "scores_at_k", "ForwardCE"]
+__all__ = ["DEFAULT_K", "K_FAMILY", "chain_correlations", "correlation_table",
+           "embedding_metrics", "ladder_correlations", "ladder_metrics", "ladder_scores",
+           "metric_best_k", "partial_order_tau", "present_chains", "score_generators",
+           "score_round", "scores_at_k", "ForwardCE"]
 
-#: This study's metrics, by registry name, in the order of its tables: the one place that
-#: says which metrics the ladder runs (their labels, orientation and what each is meant to
-#: measure come from :mod:`markeval.registry`).
-METRICS = ("forward_ce", "reverse_ce", "fid", "prd_precision", "prd_recall", "ipr_precision",
-           "ipr_recall", "me_petersen", "me_schnabel_quality", "me_schnabel_diversity",
-           "me_capture")
+# The order of this study's tables for the built-in metrics (registry names).
+_TABLE_ORDER = ("forward_ce", "reverse_ce", "fid", "prd_precision", "prd_recall",
+                "ipr_precision", "ipr_recall", "me_petersen", "me_schnabel_quality",
+                "me_schnabel_diversity", "me_capture")
 CE_ORDER = 3
-# The metrics of two sets of embeddings (markeval.experiments.sensitivity.scores computes them).
-_EMBEDDING_METRICS = tuple(m for m in METRICS if registry.get(m).inputs == "embeddings")
+
+
+def ladder_metrics() -> tuple[str, ...]:
+    """The metrics the ladder scores, by registry name, in the order of its tables: the two
+    cross-entropies and every metric of two embedding sets in :mod:`markeval.registry`, read
+    when called (a metric added by :func:`markeval.registry.register` joins, after the
+    built-in ones). Labels, orientation and what each is meant to measure come from the
+    registry.
+
+    Examples
+    --------
+    >>> ladder_metrics()[:3]
+    ('forward_ce', 'reverse_ce', 'fid')
+    """
+    sets = set_metric_names()
+    return (*(m for m in _TABLE_ORDER if m in sets or m.endswith("_ce")),
+            *(m for m in sets if m not in _TABLE_ORDER))
 
 
 def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
                       seed: int = 0) -> dict:
-    """FID, PRD, IPR and the four Mark-Evaluate scores of ``candidate`` against ``reference``.
+    """Every metric of two embedding sets (FID, PRD, IPR, Mark-Evaluate and any registered
+    since) of ``candidate`` against ``reference``, in the order of :func:`ladder_metrics`.
 
     One call of :func:`markeval.experiments.sensitivity.scores` with ``k`` for both IPR and
     Mark-Evaluate, keyed by registry name. FID uses ``allow_singular=True`` when a
@@ -78,20 +92,19 @@ def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
     """
     ref, cand = np.asarray(reference, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
     singular = min(len(ref), len(cand)) <= ref.shape[1]
-    return scores(ref, cand, _EMBEDDING_METRICS, me_k=k, ipr_k=k, prd_runs=prd_runs,
-                  fid_allow_singular=singular, seed=seed)
+    sets = set_metric_names()
+    return scores(ref, cand, [m for m in ladder_metrics() if m in sets], me_k=k, ipr_k=k,
+                  prd_runs=prd_runs, fid_allow_singular=singular, seed=seed)
 
 
 #: The metrics with a neighbour count K -> their family (``"ipr"`` or ``"me"``); the others
 #: (cross-entropies, FID, PRD) have none and carry no ``k`` (NaN) in :func:`score_round`'s rows.
 K_FAMILY = {name: ("ipr" if registry.get(name).family == "ipr" else "me")
-            for name in _EMBEDDING_METRICS
-            if registry.get(name).family in ("ipr", "mark_evaluate")}
+            for name in _TABLE_ORDER if registry.get(name).family in ("ipr", "mark_evaluate")}
 #: Each family's default K: IPR's own (Kynkäänniemi et al. use k = 3) and ME's K = 1, the one
 #: value at which the Mark-Evaluate chapter found the scores still separate sets.
 DEFAULT_K = {"ipr": 3, "me": 1}
-_K_FREE = tuple(name for name in _EMBEDDING_METRICS if name not in K_FAMILY)
-_WITH_K = tuple(K_FAMILY)
+
 
 
 def _tokens(texts) -> list[list[str]]:
@@ -169,8 +182,7 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
     Returns
     -------
     pandas.DataFrame
-        Columns ``round``, ``generator`` and one per metric of :data:`METRICS` (by registry
-        name).
+        Columns ``round``, ``generator`` and one per metric of :func:`ladder_metrics`.
     """
     names = list(generated)
     if set(names) != set(embeddings):
@@ -278,11 +290,11 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
                   ("reverse_ce", None, ce.reverse(texts, ref_text))]
         ref, cand = ref_emb[ref_idx], np.asarray(embeddings[name], dtype=np.float64)[idx]
         singular = min(len(ref), len(cand)) <= ref.shape[1]
-        free = scores(ref, cand, _K_FREE, prd_runs=prd_runs, fid_allow_singular=singular,
-                      seed=seed + round_index)
+        free = scores(ref, cand, [m for m in set_metric_names() if m not in K_FAMILY],
+                      prd_runs=prd_runs, fid_allow_singular=singular, seed=seed + round_index)
         values += [(key, None, v) for key, v in free.items()]
         for k in ks:
-            with_k = scores(ref, cand, _WITH_K, me_k=k, ipr_k=k, seed=seed + round_index)
+            with_k = scores(ref, cand, list(K_FAMILY), me_k=k, ipr_k=k, seed=seed + round_index)
             values += [(key, k, v) for key, v in with_k.items()]
         rows += [{"round": round_index, "generator": name, "metric": metric, "k": k,
                   "value": float(v)} for metric, k, v in values]
@@ -303,7 +315,7 @@ def scores_at_k(rows: pd.DataFrame, k: int | Mapping[str, int] = DEFAULT_K) -> p
     Returns
     -------
     pandas.DataFrame
-        Columns ``round``, ``generator`` and one per metric of :data:`METRICS`, as
+        Columns ``round``, ``generator`` and one per metric of :func:`ladder_metrics`, as
         :func:`score_generators` returns: the input of :func:`chain_correlations`.
     """
     def chosen(metric):
@@ -321,7 +333,7 @@ def scores_at_k(rows: pd.DataFrame, k: int | Mapping[str, int] = DEFAULT_K) -> p
                          f"{sorted(set(rows['k'].dropna().astype(int)))}")
     wide = picked.pivot_table(index=["round", "generator"], columns="metric", values="value",
                               sort=False).reset_index()
-    return wide[["round", "generator", *[m for m in METRICS if m in wide.columns]]]
+    return wide[["round", "generator", *[m for m in ladder_metrics() if m in wide.columns]]]
 
 
 def _embedding_unit(reference, candidate, k: int, prd_runs: int, seed: int) -> dict:
@@ -354,7 +366,7 @@ def partial_order_tau(values: Mapping[str, float], chains: Mapping[str, Sequence
 
 def _oriented(table: pd.DataFrame) -> pd.DataFrame:
     out = table.copy()
-    for metric in METRICS:
+    for metric in ladder_metrics():
         if metric in out and not registry.get(metric).higher_is_better:
             out[metric] = -out[metric]
     return out
@@ -380,7 +392,9 @@ def chain_correlations(scores: pd.DataFrame, chains: Mapping[str, Sequence[str]]
     rows = []
     for r, table in _oriented(scores).groupby("round"):
         table = table.set_index("generator")
-        for metric in METRICS:
+        for metric in ladder_metrics():
+            if metric not in table:
+                continue
             values = table[metric]
             for name, chain in chains.items():
                 rows.append({"round": r, "metric": metric, "chain": name,
@@ -400,7 +414,8 @@ def correlation_table(correlations: pd.DataFrame, *, stat: str = "tau",
     The interval is the percentile range over rounds 1.. (subsets/seeds); NaN without them.
     """
     full = correlations[correlations["round"] == 0]
-    table = full.pivot(index="metric", columns="chain", values=stat).reindex(list(METRICS))
+    table = full.pivot(index="metric", columns="chain", values=stat).reindex(
+        [m for m in ladder_metrics() if m in set(full["metric"])])
     rest = correlations[(correlations["round"] > 0) & (correlations["chain"] == "pooled")]
     lo, hi = (1 - confidence) / 2, 1 - (1 - confidence) / 2
     if len(rest) and stat == "tau":

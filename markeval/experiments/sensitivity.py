@@ -29,10 +29,19 @@ from markeval._checks import (check_embeddings, check_int, check_k, check_list, 
 from markeval.experiments.parallel import run_units
 from markeval.population.mark_evaluate import MarkEvaluateResult, mark_evaluate
 
-#: Metric keys, in table order: the registry's metrics of two embedding sets
-#: (:func:`markeval.registry.metrics`). PRD's precision and recall are the curve's summaries
-#: F_{1/8} (precision-like) and F_8 (recall-like) of Sajjadi et al. (2018).
-METRICS = registry.names(inputs="embeddings")
+
+def set_metric_names() -> tuple[str, ...]:
+    """The metrics these experiments score, in table order: every metric of two embedding
+    sets in :mod:`markeval.registry`, read when called (a metric added by
+    :func:`markeval.registry.register` joins). PRD's precision and recall are the curve's
+    summaries F_{1/8} (precision-like) and F_8 (recall-like) of Sajjadi et al. (2018).
+
+    Examples
+    --------
+    >>> set_metric_names()[:3]
+    ('fid', 'prd_precision', 'prd_recall')
+    """
+    return registry.names(inputs="embeddings")
 
 #: Estimators of the K sweep: the registry's Mark-Evaluate parts, in the field order of
 #: :class:`markeval.population.MarkEvaluateResult`.
@@ -41,14 +50,18 @@ ESTIMATORS = tuple(f.name for f in dataclasses.fields(MarkEvaluateResult)
 
 
 def _check_metrics(metrics) -> tuple[str, ...]:
+    """``metrics`` as a tuple of registry names; None: :func:`set_metric_names`."""
+    known = set_metric_names()
+    if metrics is None:
+        return known
     if isinstance(metrics, str):
         metrics = (metrics,)
     metrics = tuple(metrics)
     if not metrics:
-        raise ValueError("metrics is empty: name at least one of " + ", ".join(METRICS))
+        raise ValueError("metrics is empty: name at least one of " + ", ".join(known))
     for m in metrics:
-        if m not in METRICS:
-            raise ValueError(f"unknown metric {m!r}; metrics are {', '.join(METRICS)}")
+        if m not in known:
+            raise ValueError(f"unknown metric {m!r}; metrics are {', '.join(known)}")
     return metrics
 
 
@@ -80,12 +93,13 @@ def default_encoder(*, model=None, cache_dir=None, batch_size: int = 64, progres
     return encode
 
 
-def scores(reference, candidate, metrics=METRICS, *, me_k: int = 1, ipr_k: int = 3,
+def scores(reference, candidate, metrics=None, *, me_k: int = 1, ipr_k: int = 3,
            prd_runs: int = 10, fid_allow_singular: bool = False,
            seed: int = 0) -> dict[str, float]:
     """Every requested metric of ``candidate`` against ``reference`` (embeddings), as floats.
 
-    The four ME scores come from one :func:`markeval.population.mark_evaluate` call (one
+    ``metrics`` are registry names (default: :func:`set_metric_names`, every one). The four ME
+    scores come from one :func:`markeval.population.mark_evaluate` call (one
     geometry); PRD clusters with ``seed``. FID needs more points than dimensions unless
     ``fid_allow_singular`` (then it is biased upwards: compare its trend, not its value).
 
@@ -101,7 +115,8 @@ def scores(reference, candidate, metrics=METRICS, *, me_k: int = 1, ipr_k: int =
     ref = check_embeddings(reference, "reference", min_rows=2)
     cand = check_embeddings(candidate, "candidate", min_rows=2)
     # This function's settings, as the keywords of each family's function (no bars: the
-    # callers count units).
+    # callers count units); a metric of another family (one registered by a user) is called
+    # with its registry options alone.
     settings = {"fid": {"allow_singular": fid_allow_singular},
                 "prd": {"num_runs": prd_runs, "seed": seed},
                 "ipr": {"k": ipr_k, "progress": False},
@@ -112,7 +127,7 @@ def scores(reference, candidate, metrics=METRICS, *, me_k: int = 1, ipr_k: int =
         info = registry.get(name)
         if info.family not in results:
             results[info.family] = info.function(ref, cand, **{**info.options,
-                                                               **settings[info.family]})
+                                                               **settings.get(info.family, {})})
         out[name] = info.value(info.select(results[info.family]))
     return out
 
@@ -165,7 +180,7 @@ def _k_rows(ref: np.ndarray, ev: np.ndarray, k: int) -> list[dict]:
              "score": float(getattr(r, name).score)} for name in ESTIMATORS]
 
 
-def perturbation_sweep(reference, make_candidate, levels, *, seeds=(0, 1, 2), metrics=METRICS,
+def perturbation_sweep(reference, make_candidate, levels, *, seeds=(0, 1, 2), metrics=None,
                        me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
                        fid_allow_singular: bool = False, progress: bool = True,
                        desc: str = "sweep", n_jobs: int | None = None) -> pd.DataFrame:
@@ -182,7 +197,7 @@ def perturbation_sweep(reference, make_candidate, levels, *, seeds=(0, 1, 2), me
         Perturbation levels, from none to the strongest (the ``step`` column is the index).
     seeds : sequence of int
     metrics : sequence of str
-        Keys of :data:`METRICS`.
+        Registry names (default: :func:`set_metric_names`).
     me_k, ipr_k, prd_runs, fid_allow_singular
         Neighbours for ME and IPR; clusterings for PRD; FID below dim + 1 points (:func:`scores`).
     progress : bool, default True
@@ -316,7 +331,7 @@ def collapse_step(labels, n: int, seed: int, step: int) -> tuple[np.ndarray, str
 
 
 def mode_collapse(reference, evaluation, labels, *, n: int | None = None, seeds=(0, 1, 2),
-                  metrics=METRICS, me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
+                  metrics=None, me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
                   fid_allow_singular: bool = False, encoder=None,
                   progress: bool = True, n_jobs: int | None = None) -> pd.DataFrame:
     """Mode collapse (paper Fig. 3): the evaluation set from T, T−1, …, 1 labels, same size.
@@ -434,7 +449,7 @@ def swapped_texts(texts, p: float, seed: int) -> list[str]:
 
 
 def word_swap(reference, evaluation, ps=tuple(i / 10 for i in range(11)), *, seeds=(0, 1, 2),
-              metrics=METRICS, me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
+              metrics=None, me_k: int = 1, ipr_k: int = 3, prd_runs: int = 10,
               fid_allow_singular: bool = False, encoder=None,
               progress: bool = True, n_jobs: int | None = None) -> pd.DataFrame:
     """Word swap (paper Fig. 4): evaluation texts perturbed by :func:`swap_words`, re-encoded.
@@ -574,6 +589,7 @@ def sensitivity_tables(rows: pd.DataFrame) -> dict:
         ["seed", "step", "level", "metric", "value"]].reset_index(drop=True)
     return out
 
+
 # --------------------------------------------------------------------------------------------
 # The reproduction's synthetic experiments (stages sensitivity and word_swap, on BBC News)
 
@@ -630,7 +646,7 @@ def encode_sensitivity_sets(settings: dict) -> None:
 
 def sensitivity_unit_rows(experiment: str, fields: dict, settings: dict) -> pd.DataFrame:
     """The rows of one unit of the stages ``sensitivity`` and ``word_swap``: the K sweep at one
-    K (``fields``: ``{"K": "07"}``), or every metric of :data:`METRICS` at one step of mode
+    K (``fields``: ``{"K": "07"}``), or every metric of :func:`set_metric_names` at one step of mode
     collapse (``{"seed": "1", "step": "3"}``) or of word swap (``{"seed": "0", "p": "0.3"}``),
     in the columns :data:`SENSITIVITY_COLUMNS`."""
     from markeval.datasets import BBC_TOPICS
@@ -665,7 +681,7 @@ def sensitivity_unit_rows(experiment: str, fields: dict, settings: dict) -> pd.D
             cand = (_embedded(inputs, "evaluation") if p == 0
                     else inputs["encode"](swapped_texts(texts, p, seed)))
             level = p
-        values = scores(ref, cand, METRICS, fid_allow_singular=n <= ref.shape[1], seed=seed,
+        values = scores(ref, cand, None, fid_allow_singular=n <= ref.shape[1], seed=seed,
                         **options)
         k_of = {"mark_evaluate": settings["me_k"], "ipr": settings["ipr_k"]}
         rows = [{"seed": seed, "step": step, "level": level, "kept": kept, "quantity": "score",
@@ -677,8 +693,9 @@ def sensitivity_unit_rows(experiment: str, fields: dict, settings: dict) -> pd.D
 
 
 __all__ = [
-    "ESTIMATORS", "METRICS", "SENSITIVITY_COLUMNS", "bbc_sets", "collapse_order", "collapse_step",
+    "ESTIMATORS", "SENSITIVITY_COLUMNS", "bbc_sets", "collapse_order", "collapse_step",
     "default_encoder", "encode_sensitivity_sets", "k_sweep", "mode_collapse",
     "perturbation_sweep", "scores", "sensitivity_inputs", "sensitivity_tables",
-    "sensitivity_unit_rows", "summarize", "swap_words", "swapped_texts", "word_swap",
+    "sensitivity_unit_rows", "set_metric_names", "summarize", "swap_words", "swapped_texts",
+    "word_swap",
 ]

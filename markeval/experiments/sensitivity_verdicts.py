@@ -27,7 +27,7 @@ from scipy.stats import kendalltau
 from markeval import registry
 from markeval._checks import check_number
 from markeval._tolerance import constant, negligible
-from markeval.experiments.sensitivity import ESTIMATORS, METRICS, summarize
+from markeval.experiments.sensitivity import ESTIMATORS, set_metric_names, summarize
 from markeval.paper_values import paper_observation
 
 _FIG = {"k_sweep": "Fig. 2 (§3)", "mode_collapse": "Fig. 3 (§4.1)", "word_swap": "Fig. 4 (§4.2)"}
@@ -42,7 +42,7 @@ _IDEAL = {
         "diversity": ("flat", "every topic is still covered"),
         "both": ("decreasing", "one number that mixes quality and diversity must see the loss")},
 }
-# The K sweep's estimators (MarkEvaluateResult's parts) -> their names in METRICS.
+# The K sweep's estimators (MarkEvaluateResult's parts) -> their registry names.
 _ME_NAMES = {m.part: m.name for m in registry.metrics(family="mark_evaluate")}
 _KIND = {"quality": "a quality score: ", "diversity": "a diversity score: ", "both": ""}
 _REVERSED = {"decreasing": "increasing", "increasing": "decreasing", "flat": "flat"}
@@ -53,7 +53,7 @@ def _rows():
         yield "k_sweep", metric, "flat", (
             "the two sets come from one distribution: an ideal estimator finds P at every K")
     for experiment, ideal in _IDEAL.items():
-        for metric in METRICS:
+        for metric in set_metric_names():
             info = registry.get(metric)
             behaviour, why = ideal[info.measures]
             if info.higher_is_better:
@@ -133,7 +133,7 @@ def _expected_for(experiment: str, expected: pd.DataFrame | None) -> pd.DataFram
 
 
 def _ordered(rows: list[dict]) -> pd.DataFrame:
-    order = {m: i for i, m in enumerate(METRICS)}
+    order = {m: i for i, m in enumerate(set_metric_names())}
     out = pd.DataFrame(rows)
     return out.sort_values("metric", key=lambda s: s.map(order)).reset_index(drop=True)
 

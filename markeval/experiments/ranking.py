@@ -67,9 +67,7 @@ def ladder_metrics() -> tuple[str, ...]:
     >>> ladder_metrics()[:3]
     ('forward_ce', 'reverse_ce', 'fid')
     """
-    sets = set_metric_names()
-    return (*(m for m in _TABLE_ORDER if m in sets or m.endswith("_ce")),
-            *(m for m in sets if m not in _TABLE_ORDER))
+    return (*_TABLE_ORDER, *(m for m in set_metric_names() if m not in _TABLE_ORDER))
 
 
 def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
@@ -104,7 +102,6 @@ K_FAMILY = {name: ("ipr" if registry.get(name).family == "ipr" else "me")
 #: Each family's default K: IPR's own (Kynkäänniemi et al. use k = 3) and ME's K = 1, the one
 #: value at which the Mark-Evaluate chapter found the scores still separate sets.
 DEFAULT_K = {"ipr": 3, "me": 1}
-
 
 
 def _tokens(texts) -> list[list[str]]:

@@ -83,7 +83,8 @@ def test_the_synthetic_experiments_score_a_registered_metric(toy):
     assert mine[mine["experiment"] == "word_swap"]["value"].iloc[0] == pytest.approx(
         expected, rel=1e-12)
     tables = sensitivity_tables(rows)
-    assert toy in set(tables["mode_collapse"]["metric"]) and toy in set(tables["word_swap"]["metric"])
+    for experiment in ("mode_collapse", "word_swap"):
+        assert toy in set(tables[experiment]["metric"]), experiment
 
 
 def test_the_generator_ladder_scores_a_registered_metric(toy):

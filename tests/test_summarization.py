@@ -216,7 +216,8 @@ def test_word_set_metrics_equal_the_library_metrics_at_every_k():
         assert got[("ipr_precision", k)] == improved_precision_recall(R, C, k=k).precision
     # PRD: the reference samples subsampled to the summary's size with the same seed.
     pick = np.sort(np.random.default_rng(4).choice(len(R), len(C), replace=False))
-    assert got[("prd_precision", None)] == prd(R[pick], C, num_clusters=5, num_runs=2, seed=4).f_beta_inv
+    assert got[("prd_precision", None)] == prd(R[pick], C, num_clusters=5, num_runs=2,
+                                               seed=4).f_beta_inv
     assert list(got) == scorer.names and len(set(got.values())) > 3
     # Deterministic, and the cached reference geometry gives the same numbers on a new call.
     assert scorer(cand, refs) == got == WordSetMetrics(embed, ks=(5, 1, 3), prd_clusters=5,

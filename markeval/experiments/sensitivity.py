@@ -646,9 +646,9 @@ def encode_sensitivity_sets(settings: dict) -> None:
 
 def sensitivity_unit_rows(experiment: str, fields: dict, settings: dict) -> pd.DataFrame:
     """The rows of one unit of the stages ``sensitivity`` and ``word_swap``: the K sweep at one
-    K (``fields``: ``{"K": "07"}``), or every metric of :func:`set_metric_names` at one step of mode
-    collapse (``{"seed": "1", "step": "3"}``) or of word swap (``{"seed": "0", "p": "0.3"}``),
-    in the columns :data:`SENSITIVITY_COLUMNS`."""
+    K (``fields``: ``{"K": "07"}``), or every metric of :func:`set_metric_names` at one step of
+    mode collapse (``{"seed": "1", "step": "3"}``) or of word swap (``{"seed": "0",
+    "p": "0.3"}``), in the columns :data:`SENSITIVITY_COLUMNS`."""
     from markeval.datasets import BBC_TOPICS
     from markeval.experiments.vocabulary import encoder_name
 

@@ -96,7 +96,8 @@ STAGES = (_ladder_stage(), _ladder_stage("sentence-transformers/all-mpnet-base-v
 # 'a', the pool from half 'b' (:func:`markeval.experiments.sensitivity.bbc_sets`), MiniLM
 # embeddings (disk-cached). The paper prints figures, not numbers: the stage adds nothing to
 # ``paper_comparison.csv``; the chapter compares with what the paper says it observed. What a
-# unit computes is the study's own (:func:`markeval.experiments.sensitivity.sensitivity_unit_rows`).
+# unit computes is the study's own
+# (:func:`markeval.experiments.sensitivity.sensitivity_unit_rows`).
 
 
 def _sensitivity_settings(profile: str) -> dict:

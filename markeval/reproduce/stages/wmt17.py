@@ -30,16 +30,16 @@ Two stages, both on all-MiniLM-L6-v2 (the papers used BERT-base fine-tuned on MN
 
   Shared work is done once per unit: the references are encoded once, and their samples and
   k-NN balls (at the largest K, the smaller K read as prefixes) are reused for every system
-  (:func:`~markeval.experiments.wmt17.set_metrics`). Measured on the 2-core machine (CPU seconds, one unit alone):
-  ``sentence/cs-en`` (4 systems x 3005 sentences) 248 s (422 s wall, under load);
-  ``word/cs-en/100/0`` 64 s and ``word/cs-en/200/0`` 194 s. So about 4, 10, 16 and 48 CPU s
-  per system at 25, 50, 100 and 200 sentences (the k-NN counts grow with the square of the
-  samples, PRD's k-means linearly): one draw of all 50 systems costs about 3, 8, 13 and 40
-  CPU minutes, and one at 400 sentences would cost about two CPU hours (the stage
+  (:func:`~markeval.experiments.wmt17.set_metrics`). Measured on the 2-core machine (CPU
+  seconds, one unit alone): ``sentence/cs-en`` (4 systems x 3005 sentences) 248 s (422 s wall,
+  under load); ``word/cs-en/100/0`` 64 s and ``word/cs-en/200/0`` 194 s. So about 4, 10, 16
+  and 48 CPU s per system at 25, 50, 100 and 200 sentences (the k-NN counts grow with the
+  square of the samples, PRD's k-means linearly): one draw of all 50 systems costs about 3, 8,
+  13 and 40 CPU minutes, and one at 400 sentences would cost about two CPU hours (the stage
   ``wmt17_word_curve`` continues the curve with a neighbour index instead). The encoder reads
   about 60 texts per CPU second, so the sentence level (every sentence of the 50 systems and
-  the references, about 150,000 texts) costs about 40 CPU minutes. Units run in parallel
-  (one per core). ``FULL_WORD_DRAWS`` is sized to that.
+  the references, about 150,000 texts) costs about 40 CPU minutes. Units run in parallel (one
+  per core). ``FULL_WORD_DRAWS`` is sized to that.
 
 What a unit computes, and how the rows are set beside the papers, is the study's own
 (:mod:`markeval.experiments.wmt17`); this module chooses the settings and the units.

@@ -32,13 +32,13 @@ import difflib
 import importlib
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 from markeval._checks import check_choice
 
-__all__ = ["INPUTS", "MEASURES", "METRICS", "MetricInfo", "get", "metrics", "names", "register",
-           "unregister"]
+__all__ = ["INPUTS", "MEASURES", "METRICS", "MetricInfo", "added", "get", "metrics", "names",
+           "register", "unregister"]
 
 #: What a metric compares, and so the call it takes:
 #: ``texts``: ``f(hypotheses, references)``, ``references[i]`` the reference(s) of hypothesis i;
@@ -130,6 +130,12 @@ class MetricInfo:
         object.__setattr__(self, "family", self.family or self.name)
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
 
+    def __reduce__(self):
+        # A mappingproxy does not pickle: rebuild from the fields, so that a registered metric
+        # travels to the worker processes of a study.
+        return MetricInfo, tuple(dict(self.options) if f.name == "options" else
+                                 getattr(self, f.name) for f in fields(self))
+
     @property
     def function(self) -> Callable:
         """The corpus-level function (imported now)."""
@@ -171,6 +177,29 @@ class MetricInfo:
     def score(self, *inputs, **options) -> float:
         """The headline score on ``inputs``: ``value(compute(*inputs, **options))``."""
         return self.value(self.compute(*inputs, **options))
+
+    def item_scores(self, hypotheses, references, **options) -> list[float]:
+        """One score per hypothesis of a ``texts`` metric: the result's ``items``, or else the
+        sentence function line by line (``references[i]``: the reference(s) of hypothesis i).
+
+        Examples
+        --------
+        >>> chrf = get("chrf")
+        >>> [round(s, 1) for s in chrf.item_scores(["a cat", "the dog"], ["a cat", "a dog"])]
+        [100.0, 42.3]
+        """
+        if self.inputs != "texts":
+            raise ValueError(f"{self.name} takes {self.inputs}, not texts: it has no item scores")
+        if self.items is not None:
+            return [float(v) for v in getattr(self.compute(hypotheses, references, **options),
+                                              self.items)]
+        if self.sentence is None:
+            raise ValueError(f"{self.name} has neither item scores (items) nor a sentence "
+                             "function (sentence)")
+        one = self.sentence_function
+        return [self.value(self.select(one(h, [r] if isinstance(r, str) else r,
+                                           **{**self.options, **options})))
+                for h, r in zip(hypotheses, references)]
 
 
 def _load(spec: str) -> Callable:
@@ -302,6 +331,17 @@ def unregister(name: str) -> None:
         raise ValueError(f"metric {name!r} was not added by register(); added: "
                          f"{', '.join(_REGISTERED) or 'none'}")
     del _REGISTERED[name]
+
+
+def added(*, inputs: str | None = None) -> tuple[MetricInfo, ...]:
+    """The metrics added by :func:`register`, in the order added, optionally of one kind.
+
+    A study scores the built-in metrics it names, and every added metric of the kind it takes:
+    a user's own metric joins the studies through the registry alone.
+    """
+    if inputs is not None:
+        check_choice(inputs, "inputs", INPUTS)
+    return tuple(m for m in _REGISTERED.values() if inputs is None or m.inputs == inputs)
 
 
 def metrics(*, inputs: str | None = None, measures: str | None = None,

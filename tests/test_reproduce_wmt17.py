@@ -116,7 +116,8 @@ def test_segment_unit_and_compare(segment):
     per_metric = rows.groupby(["metric", "options"]).sid.agg(["size", "nunique"])
     assert (per_metric["size"] == 12).all() and (per_metric["nunique"] == 12).all()
     long = segment_long(rows)
-    assert set(wmt17.SEGMENT_ROWS) <= set(long.metric) and len(long) == len(rows)
+    assert set(wmt17.SEGMENT_ROWS) <= set(zip(rows.metric, rows.options))
+    assert len(long) == len(rows)
     # BERTScore F (HMD-F) is the harmonic mean of P and R
     wide = long.pivot(index="sid", columns="metric", values="score")
     p, r = wide["BERTScore (P)"], wide["BERTScore (R)"]
@@ -211,9 +212,10 @@ def test_the_second_encoder_reads_the_papers_layers():
     # BERT's last five layers beside mpnet's last five, layer for layer; MiniLM's from the top
     table6 = {m: rows for m, rows in wmt17.segment_rows("all-mpnet-base-v2").items()
               if rows[0][0] == "Table 6"}
-    assert {m for m in table6 if "layer" in m} == {wmt17.layer_label(n) for n in range(8, 13)}
-    assert table6["MoverScore (layer 9)"] == [("Table 6", "Wmd-1 + BERT + Layer 9")]
-    assert wmt17.segment_rows("all-MiniLM-L6-v2")[wmt17.layer_label(2)] == [
+    assert {m for m in table6 if m[1].startswith("layer")} == {
+        wmt17.layer_metric(n) for n in range(8, 13)}
+    assert table6[("moverscore", "layer 9")] == [("Table 6", "Wmd-1 + BERT + Layer 9")]
+    assert wmt17.segment_rows("all-MiniLM-L6-v2")[wmt17.layer_metric(2)] == [
         ("Table 6", "Wmd-1 + BERT + Layer 8")]
     assert wmt17.ENCODER_LAYERS["all-mpnet-base-v2"] == {"layers": 12, "same": 9}
     # a stated subset at system level: 500 sentences, one draw of 50

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from markeval import registry
 from markeval._checks import check_bool, check_choice, check_int
 from markeval.experiments.human_correlation import grouped_correlation
 from markeval.experiments.parallel import resolve_n_jobs
@@ -212,8 +213,11 @@ def embedding_scores(items: Sequence[SummaryItem], model, idf, *, ks: Sequence[i
     ``bertscore_layer``, which the encoder must keep), and
     MoverScore's ``"v1"`` preset (power means over the last five layers) with WMD on unigrams
     and bigrams and SMD, weighted by ``idf`` (:func:`moverscore_idf`) and without
-    ``stop_words``. The set metrics (:class:`WordSetMetrics` at every ``K`` of ``ks``) compare
-    a summary's word samples with its references' pooled samples (:func:`set_scores`).
+    ``stop_words``; and every metric of texts added to the registry
+    (:func:`markeval.registry.added`), its item scores. The set metrics
+    (:class:`WordSetMetrics` at every ``K`` of ``ks``, with every metric of two embedding sets
+    added to the registry) compare a summary's word samples with its references' pooled
+    samples (:func:`set_scores`).
 
     Parameters
     ----------
@@ -261,6 +265,7 @@ def embedding_scores(items: Sequence[SummaryItem], model, idf, *, ks: Sequence[i
 
     metrics = dict(zip(EMBEDDING_METRICS, (bert_f, mover(n_gram=1), mover(n_gram=2),
                                            mover(level="sentence"))))
+    metrics.update({(info.name, ""): info.item_scores for info in registry.added(inputs="texts")})
     # One encoder pass over the summaries and references (word samples: all five layers).
     texts = list(dict.fromkeys([i.text for i in items] + [r for i in items for r in i.references]))
     word_samples(texts, model, progress=progress)
@@ -488,7 +493,9 @@ def topic_means(rows: pd.DataFrame, *, n_resamples: int = 0, seed: int = 0) -> p
     the metric by its :func:`~markeval.experiments.vocabulary.label`, with ``value`` (the mean
     over the topics whose correlation is defined), ``n_topics`` (how many) and ``undefined``
     (the topics left out, by name). With ``n_resamples``, also a 95 % percentile bootstrap
-    interval over topics (``ci_low``, ``ci_high``; NaN with fewer than two topics).
+    interval over topics (``ci_low``, ``ci_high``; NaN with fewer than two topics). Last come
+    the metric's registry keys, ``name``, ``k`` (NaN for none) and ``options``, for builders
+    that select by them.
 
     Examples
     --------
@@ -502,11 +509,13 @@ def topic_means(rows: pd.DataFrame, *, n_resamples: int = 0, seed: int = 0) -> p
     """
     from markeval.experiments.vocabulary import label
 
-    keys = ["year", "metric", "human", "method"]
+    keys = ["year", "metric", "human", "method", "name", "k", "options"]
     rows = rows.assign(metric=[label(m, k, o) for m, k, o in
-                               zip(rows["metric"], rows["k"], rows["options"])])
+                               zip(rows["metric"], rows["k"], rows["options"])],
+                       name=rows["metric"], k=rows["k"].astype(float),
+                       options=rows["options"].astype(object).fillna(""))
     out = []
-    for key, group in rows.groupby(keys, sort=False):
+    for key, group in rows.groupby(keys, sort=False, dropna=False):
         values = group["value"].to_numpy(float)
         values = values[np.isfinite(values)]
         row = dict(zip(keys, key), value=values.mean() if values.size else np.nan,
@@ -521,4 +530,5 @@ def topic_means(rows: pd.DataFrame, *, n_resamples: int = 0, seed: int = 0) -> p
                 lo, hi = np.quantile(means, [0.025, 0.975])
             row.update(ci_low=lo, ci_high=hi)
         out.append(row)
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, columns=[*(c for c in out[0] if c not in keys[4:]), *keys[4:]]
+                        if out else None)

@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 
 from markeval.experiments.choosing_k import best_k
-from markeval.experiments.vocabulary import label
 from markeval.paper_values import comparison_row
 
 __all__ = ["BERTSCORE_LAYER", "CORRELATIONS", "DEFAULT_K", "ENCODER", "HUMAN", "ME_COLUMNS",
@@ -135,13 +134,12 @@ def rouge_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     """MoverScore Table 2's ROUGE rows beside ours (``rows``: the ``tac_rouge`` stage's)."""
     from markeval.experiments.summarization import topic_means
 
-    paper_row = {label(name, options=ROUGE_OPTIONS): row for name, row in ROUGE_ROWS.items()}
     out = []
     for r in topic_means(rows).itertuples():
         if r.method not in MS_METHODS:
             continue
         column = f"TAC-{r.year} / {HUMAN[r.human]} / {MS_METHODS[r.method]}"
-        out.append(comparison_row("MoverScore", "Table 2", paper_row[r.metric], column,
+        out.append(comparison_row("MoverScore", "Table 2", ROUGE_ROWS[r.name], column,
                                   r.value, ROUGE_SETTING))
     return pd.DataFrame(out)
 
@@ -195,8 +193,11 @@ def embedding_topic_scores(unit: str, settings: dict):
     return items, {**_rouge_recalls(items, ("rouge1", "rouge2")), **scores}, n_short
 
 
-def _value(means, year, metric, human, method) -> float:
-    return means[(means.year == year) & (means.metric == metric) & (means.human == human)
+def _value(means, year, name, human, method, k=None, options="") -> float:
+    """The mean correlation of one metric (registry keys) in ``means`` (:func:`topic_means`)."""
+    at_k = means.k.isna() if k is None else means.k == k
+    return means[(means.year == year) & (means.name == name) & at_k
+                 & (means.options == options) & (means.human == human)
                  & (means.method == method)]["value"].iloc[0]
 
 
@@ -204,7 +205,7 @@ def family_best_k(means: pd.DataFrame, year: int, family: str, human: str, metho
                   ks) -> int:
     """:func:`~markeval.experiments.choosing_k.best_k` of one k-NN metric's (registry name)
     mean correlation (``means``: :func:`~markeval.experiments.summarization.topic_means`)."""
-    return best_k({k: _value(means, year, label(family, k), human, method) for k in ks})
+    return best_k({k: _value(means, year, family, human, method, k) for k in ks})
 
 
 def _setting(settings: dict, k: str = "") -> str:
@@ -229,7 +230,7 @@ def embedding_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
                 for method, stat in MS_METHODS.items():
                     out.append(comparison_row(
                         "MoverScore", "Table 2", row, f"TAC-{year} / {judged} / {stat}",
-                        _value(means, year, label(metric, options=options), human, method),
+                        _value(means, year, metric, human, method, options=options),
                         _setting(settings)))
     if 2009 in set(means.year):
         from markeval.paper_values import paper_table
@@ -242,15 +243,16 @@ def embedding_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
                     if not np.isfinite(table3.loc[row, column]):
                         continue  # Table 3 prints "-" (BERTScore's Kendall cells)
                     if metric not in DEFAULT_K:
-                        variants = [(label(metric), "")]
+                        variants = [(None, "")]
                     else:
                         k0 = DEFAULT_K[metric]
                         kb = family_best_k(means, 2009, metric, human, method, settings["ks"])
-                        variants = [(label(metric, k0), f"; K={k0} (default)"),
-                                    (label(metric, kb), f"; K={kb} (best of "
+                        variants = [(k0, f"; K={k0} (default)"),
+                                    (kb, f"; K={kb} (best of "
                                      f"{','.join(map(str, settings['ks']))})")]
-                    for name, note in variants:
+                    for k, note in variants:
                         out.append(comparison_row(
                             "Mark-Evaluate", "Table 3", row, column,
-                            _value(means, 2009, name, human, method), _setting(settings, note)))
+                            _value(means, 2009, metric, human, method, k),
+                            _setting(settings, note)))
     return pd.DataFrame(out)

@@ -37,7 +37,7 @@ from markeval.paper_values import comparison_row
 __all__ = ["DEFAULT_K", "ENCODER", "ENCODER_LAYERS", "IPR_K", "KS", "LEXICAL_METRICS",
            "LEXICAL_NAMES", "LEXICAL_SETTINGS", "ME_COLUMNS", "ME_K_COLUMNS", "ME_TABLES",
            "MPNET", "SAME_VECTORS", "SEGMENT_PAIRS", "SEGMENT_ROWS", "SYSTEM_PAIRS",
-           "estimator_best_k", "k_choices", "layer_label", "lexical_comparison",
+           "estimator_best_k", "k_choices", "layer_label", "layer_metric", "lexical_comparison",
            "lexical_correlations", "lexical_segment_scores", "lexical_unit_rows",
            "me_column_label", "me_table_lines", "prd_seed_comparison", "prd_seed_unit_rows",
            "score_systems", "segment_comparison",
@@ -81,9 +81,10 @@ def segment_scores(hyps: list[str], refs: list[str], encoder, *, layer: int = -1
     Sentence BLEU; BERTScore P, R and F (MoverScore Table 5's HMD) and the mover distances
     on the "same vectors" read hidden state ``layer``; the v1 recipe (unigrams: the registry's
     MoverScore, bigrams, sentence points) its last five; the Table 6 analogue every layer of
-    the encoder in turn.
+    the encoder in turn; and every metric of texts added to the registry
+    (:func:`markeval.registry.added`), its item scores with its registry options.
     """
-    from markeval import bertscore, moverscore, sentence_bleu
+    from markeval import bertscore, moverscore, registry, sentence_bleu
 
     b = bertscore(hyps, refs, model=encoder, layer=layer, progress=False)
     out = {("bleu", "sentence"): [sentence_bleu(h, [r]).score for h, r in zip(hyps, refs)],
@@ -101,6 +102,8 @@ def segment_scores(hyps: list[str], refs: list[str], encoder, *, layer: int = -1
         out[("moverscore", f"layer {layer}")] = moverscore(
             hyps, refs, model=encoder, preset="v1", n_gram=1, layers=[layer],
             progress=False).sentence_scores
+    for info in registry.added(inputs="texts"):
+        out[(info.name, "")] = info.item_scores(hyps, refs)
     return out
 
 
@@ -133,31 +136,37 @@ def segment_unit_rows(pair: str, settings: dict) -> pd.DataFrame:
     return long[["pair", "sid", "system", "human", *LONG_COLUMNS]].astype({"sid": int})
 
 
-#: Our segment metric's label -> (table, row) of MoverScore beside it (the Table 6 layers
-#: are added per encoder by :func:`segment_rows`).
+#: Our segment metric (registry name, options) -> the (table, row) of MoverScore beside it
+#: (the Table 6 layers are added per encoder by :func:`segment_rows`).
 SEGMENT_ROWS = {
-    label("bertscore"): [("Table 1", "BERTScore-F1"), ("Table 5", "Hmd-F1 + BERT")],
-    label("bertscore", options="R"): [("Table 5", "Hmd-Recall + BERT")],
-    label("bertscore", options="P"): [("Table 5", "Hmd-Prec + BERT")],
-    label("moverscore", options="WMD-1, same vectors"): [("Table 5", "Wmd-unigram + BERT")],
-    label("moverscore", options="WMD-2, same vectors"): [("Table 5", "Wmd-bigram + BERT")],
-    label("moverscore"): [("Table 1", "Wmd-1 + BERT + MNLI + PMeans"),
-                          ("Table 6", "Wmd-1 + BERT + PMeans")],
-    label("moverscore", options="WMD-2"): [("Table 1", "Wmd-2 + BERT + MNLI + PMeans")],
-    label("moverscore", options="SMD"): [("Table 1", "Smd + BERT + MNLI + PMeans")],
+    ("bertscore", ""): [("Table 1", "BERTScore-F1"), ("Table 5", "Hmd-F1 + BERT")],
+    ("bertscore", "R"): [("Table 5", "Hmd-Recall + BERT")],
+    ("bertscore", "P"): [("Table 5", "Hmd-Prec + BERT")],
+    ("moverscore", "WMD-1, same vectors"): [("Table 5", "Wmd-unigram + BERT")],
+    ("moverscore", "WMD-2, same vectors"): [("Table 5", "Wmd-bigram + BERT")],
+    ("moverscore", ""): [("Table 1", "Wmd-1 + BERT + MNLI + PMeans"),
+                         ("Table 6", "Wmd-1 + BERT + PMeans")],
+    ("moverscore", "WMD-2"): [("Table 1", "Wmd-2 + BERT + MNLI + PMeans")],
+    ("moverscore", "SMD"): [("Table 1", "Smd + BERT + MNLI + PMeans")],
 }
 
 
+def layer_metric(layer: int) -> tuple[str, str]:
+    """WMD-1 (v1 recipe) on one single layer of the encoder, as (registry name, options)."""
+    return "moverscore", f"layer {layer}"
+
+
 def layer_label(layer: int) -> str:
-    """The label of WMD-1 (v1 recipe) on one single layer of the encoder."""
-    return label("moverscore", options=f"layer {layer}")
+    """The label of :func:`layer_metric` in tables."""
+    name, options = layer_metric(layer)
+    return label(name, options=options)
 
 
-def segment_rows(encoder: str) -> dict[str, list[tuple[str, str]]]:
+def segment_rows(encoder: str) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """:data:`SEGMENT_ROWS` with the Table 6 layers: BERT's last five (8-12) beside the
     encoder's last five, counted from the top (MiniLM's 2-6, all-mpnet-base-v2's 8-12)."""
     top = ENCODER_LAYERS[encoder]["layers"]
-    return {**SEGMENT_ROWS, **{layer_label(top - 12 + bert): [
+    return {**SEGMENT_ROWS, **{layer_metric(top - 12 + bert): [
         ("Table 6", f"Wmd-1 + BERT + Layer {bert}")] for bert in range(8, 13)}}
 
 
@@ -173,11 +182,13 @@ def segment_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     same = ENCODER_LAYERS[encoder]["same"]
     same = "last-layer" if same == ENCODER_LAYERS[encoder]["layers"] else f"layer-{same}"
     out = []
-    for metric, places in segment_rows(encoder).items():
+    for (name, options), places in segment_rows(encoder).items():
+        metric = label(name, options=options)
         for table, row in places:
             columns = list(paper_table("MoverScore", table).columns)
-            detail = (f"same {same} vectors" if "same" in metric or "BERTScore" in metric
-                      else "single layer, v1 recipe" if "layer" in metric else "v1 recipe")
+            detail = (f"same {same} vectors" if name == "bertscore" or "same" in options
+                      else "single layer, v1 recipe" if options.startswith("layer")
+                      else "v1 recipe")
             setting = f"{encoder}; {detail}; {n} segments per pair; |Pearson r|"
             for column in columns:
                 if column == "Average":
@@ -215,19 +226,21 @@ def set_metrics(embed, settings: dict):
 
 def system_scores(hyps: list[str], refs: list[str], encoder, sets, *, ipr_k: int = IPR_K,
                   layer: int = -1) -> list[dict]:
-    """One system's scores: BLEU, BERTScore F, MoverScore (v1) and the set metrics.
+    """One system's scores: BLEU, BERTScore F, MoverScore (v1), every metric of texts added to
+    the registry (:func:`markeval.registry.added`) and the set metrics.
 
     ``sets`` is :func:`set_metrics` on one granularity's samples (pooled sentence vectors, or
     each word piece at each of the last five layers); IPR is kept at ``ipr_k`` only.
     BERTScore reads hidden state ``layer``. Returns rows ``protocol``, ``metric``, ``k``,
     ``value`` in the vocabulary of :mod:`markeval.experiments.vocabulary`.
     """
-    from markeval import bertscore, bleu, fid, moverscore
+    from markeval import bertscore, bleu, fid, moverscore, registry
 
     text = {"bleu": bleu(hyps, refs).score,
             "bertscore": bertscore(hyps, refs, model=encoder, layer=layer, progress=False).f1,
             "moverscore": moverscore(hyps, refs, model=encoder, preset="v1",
-                                     progress=False).score}
+                                     progress=False).score,
+            **{info.name: info.score(hyps, refs) for info in registry.added(inputs="texts")}}
     out = [{"protocol": "corpus", "metric": m, "k": None, "value": v} for m, v in text.items()]
     ref, cand = sets.embed(refs), sets.embed(hyps)  # read from the encoder's memory
     out.append({"protocol": "pooled", "metric": "fid", "k": None,

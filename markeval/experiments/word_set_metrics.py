@@ -8,7 +8,10 @@ too small for the settings (a short segment), :func:`adapted_set_scores` adapts 
 stated rules of :data:`ADAPTATION_RULES`.
 
 Every score is keyed by its registry name and K, ``("me_petersen", 1)``, the names a result
-row carries (:mod:`markeval.experiments.vocabulary`); tables label them when printing.
+row carries (:mod:`markeval.experiments.vocabulary`); tables label them when printing. Besides
+its own, the scorer scores every metric of two embedding sets added to the registry
+(:func:`markeval.registry.added`) on the same pair of sets, under ``(name, None)``: a user's
+metric joins the TAC and WMT17 studies through the registry alone.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval import geometry
+from markeval import geometry, registry
 from markeval._checks import check_choice, check_int, check_seed
 from markeval.distribution.prd import prd
 from markeval.experiments.parallel import run_units
@@ -52,6 +55,8 @@ class WordSetMetrics:
     and ``("prd_precision", None)`` (``F_{1/8}`` of :func:`markeval.distribution.prd.prd`). PRD
     clusters the union of the two sets, so the larger (the references, about four times the
     summary) is subsampled without replacement to the size of the smaller, with ``seed``.
+    Last come the metrics of ``added``, each ``(name, None)``: its registry headline of
+    ``(references' samples, summary's samples)``.
 
     Work is shared: the reference set's samples and its balls (computed once at the largest
     ``K``; the balls at a smaller ``K`` are their first neighbours) are kept for the next
@@ -81,6 +86,10 @@ class WordSetMetrics:
         How the balls and their members are found (:mod:`markeval.geometry`): every distance,
         or a neighbour index's candidates, for sets of 10^5 samples and more (what the index
         can miss, and its audit: :mod:`markeval.geometry.index`).
+    added : sequence of str, optional
+        Registry names of further metrics of two embedding sets to score on the same sets;
+        default every one added by :func:`markeval.registry.register`
+        (:func:`markeval.registry.added`).
 
     Examples
     --------
@@ -101,7 +110,8 @@ class WordSetMetrics:
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray], *,
                  ks: Sequence[int] = (1, 2, 3, 5), prd_clusters: int = 20, prd_runs: int = 2,
-                 seed: int = 0, dtype: str = "float32", neighbours="exact"):
+                 seed: int = 0, dtype: str = "float32", neighbours="exact",
+                 added: Sequence[str] | None = None):
         if not callable(embed):
             raise TypeError(f"embed must be a callable texts -> array, got {type(embed).__name__}")
         ks = tuple(check_int(k, f"ks[{i}]", minimum=1) for i, k in enumerate(ks))
@@ -113,7 +123,8 @@ class WordSetMetrics:
         geometry.check_neighbours(neighbours)
         self.embed = embed
         self._scorer = _SetScorer(tuple(int(k) for k in sorted(ks)), int(prd_clusters),
-                                  int(prd_runs), check_seed(seed), dtype, neighbours)
+                                  int(prd_runs), check_seed(seed), dtype, neighbours,
+                                  _added_set_metrics(added))
         self.n_too_short = 0
         self._reference: tuple | None = None  # (texts, samples, balls at max K)
 
@@ -199,6 +210,7 @@ class _SetScorer:
     seed: int
     dtype: str
     neighbours: str | geometry.IndexSettings = "exact"
+    added: tuple[registry.MetricInfo, ...] = ()
 
     @property
     def min_samples(self) -> int:
@@ -206,7 +218,8 @@ class _SetScorer:
 
     @property
     def names(self) -> list[tuple[str, int | None]]:
-        return [("prd_precision", None), *((metric, k) for k in self.ks for metric in _WITH_K)]
+        return [("prd_precision", None), *((metric, k) for k in self.ks for metric in _WITH_K),
+                *((info.name, None) for info in self.added)]
 
     def reference(self, samples: np.ndarray) -> tuple[np.ndarray, geometry.KNNBalls | None]:
         """The reference samples and their balls at the largest K (the smaller are prefixes).
@@ -240,7 +253,12 @@ class _SetScorer:
             cand_balls = geometry.knn_balls(cand, max(self.ks), dtype=self.dtype,
                                             name="summary samples")
             out.update(self.ball_scores(ref_balls, cand_balls, ks))
+        out.update(self.added_scores(ref, cand))
         return {name: float(out[name]) for name in self.names}
+
+    def added_scores(self, ref: np.ndarray, cand: np.ndarray) -> dict[tuple, float]:
+        """The metrics of ``added`` (registry headlines) of the reference and candidate sets."""
+        return {(info.name, None): info.score(ref, cand) for info in self.added}
 
     def prd_precision(self, ref: np.ndarray, cand: np.ndarray, clusters: int) -> float:
         """PRD's ``F_{1/8}``, the larger set subsampled (``seed``) to the smaller's size."""
@@ -278,7 +296,8 @@ ADAPTATION_RULES = ("empty", "k capped", "clusters capped")
 
 def adapted_set_scores(reference: np.ndarray, candidate: np.ndarray, *, ks: Sequence[int],
                        prd_clusters: int = 20, prd_runs: int = 2, seed: int = 0,
-                       dtype: str = "float32") -> tuple[dict[tuple, float], set[str]]:
+                       dtype: str = "float32", added: Sequence[str] | None = None
+                       ) -> tuple[dict[tuple, float], set[str]]:
     """The scores of :class:`WordSetMetrics` for one pair of small sets, every set scored.
 
     Where :class:`WordSetMetrics` gives a summary too short for the largest ``K`` or the
@@ -290,6 +309,8 @@ def adapted_set_scores(reference: np.ndarray, candidate: np.ndarray, *, ks: Sequ
       largest that leaves every k-NN ball a neighbour (under its own key ``(metric, k)``);
     * ``"clusters capped"``: PRD clusters the union of the two sets balanced to ``n`` each,
       so at most ``2n`` clusters; fewer than ``prd_clusters`` when ``2n`` is smaller.
+
+    The metrics of ``added`` (as in :class:`WordSetMetrics`) are scored on the pair as given.
 
     Returns
     -------
@@ -309,7 +330,7 @@ def adapted_set_scores(reference: np.ndarray, candidate: np.ndarray, *, ks: Sequ
     reference = np.asarray(reference, dtype=np.float64)
     candidate = np.asarray(candidate, dtype=np.float64)
     scorer = _SetScorer(tuple(sorted(int(k) for k in ks)), int(prd_clusters), int(prd_runs),
-                        check_seed(seed), dtype)
+                        check_seed(seed), dtype, added=_added_set_metrics(added))
     n = min(len(reference), len(candidate))
     if n < 2:  # an empty side (one sample cannot happen with several layers per token)
         return dict.fromkeys(scorer.names, 0.0), {"empty"}
@@ -322,7 +343,19 @@ def adapted_set_scores(reference: np.ndarray, candidate: np.ndarray, *, ks: Sequ
     balls = [geometry.knn_balls(x, top, dtype=dtype, name=name)
              for x, name in ((reference, "reference"), (candidate, "candidate"))]
     out.update(scorer.ball_scores(*balls, used))
+    out.update(scorer.added_scores(reference, candidate))
     return {name: float(out[name]) for name in scorer.names}, rules
+
+
+def _added_set_metrics(names: Sequence[str] | None) -> tuple[registry.MetricInfo, ...]:
+    """The registry entries of ``names`` (each of two embedding sets); None: every one added."""
+    if names is None:
+        return registry.added(inputs="embeddings")
+    infos = tuple(registry.get(name) for name in names)
+    for info in infos:
+        if info.inputs != "embeddings":
+            raise ValueError(f"added: {info.name!r} takes {info.inputs}, not two embedding sets")
+    return infos
 
 
 def _score_group(scorer: _SetScorer, reference: np.ndarray,

@@ -73,10 +73,11 @@ class BootstrapResult:
     ----------
     score : float
         The statistic on the actual data (not a resample).
-    low, high : float
+    ci_low, ci_high : float
         The ``(1 - confidence) / 2`` and ``1 - (1 - confidence) / 2`` quantiles of the
         replicates (linear interpolation); NaN without replicates or when every replicate
-        was undefined.
+        was undefined. Every interval of markeval has these names (a correlation's, a
+        table's columns).
     confidence : float
         Coverage of the interval, in (0, 1).
     n_resamples : int
@@ -97,17 +98,17 @@ class BootstrapResult:
 
     Examples
     --------
-    >>> r = BootstrapResult(score=0.5, low=0.4, high=0.6, confidence=0.95, n_resamples=1000,
-    ...                     seed=0, signature="toy")
+    >>> r = BootstrapResult(score=0.5, ci_low=0.4, ci_high=0.6, confidence=0.95,
+    ...                     n_resamples=1000, seed=0, signature="toy")
     >>> print(r)
     0.5000 [0.4000, 0.6000] (95% CI, 1000 resamples, seed 0)
-    >>> (r.ci_low, r.ci_high) == (r.low, r.high), r.item_scores
-    (True, None)
+    >>> r.item_scores is None
+    True
     """
 
     score: float
-    low: float
-    high: float
+    ci_low: float
+    ci_high: float
     confidence: float
     n_resamples: int
     seed: int | None
@@ -118,22 +119,12 @@ class BootstrapResult:
     n_undefined: int = 0
     higher_is_better: bool = True
 
-    @property
-    def ci_low(self) -> float:
-        """Alias of ``low`` (the name BLEU's and the correlations' results used)."""
-        return self.low
-
-    @property
-    def ci_high(self) -> float:
-        """Alias of ``high``."""
-        return self.high
-
     item_scores = None  # an interval is about the whole corpus, not about its items.
 
     def __str__(self) -> str:
         text = f"{self.score:.4f}"
-        if not math.isnan(self.low):
-            text += (f" [{self.low:.4f}, {self.high:.4f}] ({self.confidence:.0%} CI, "
+        if not math.isnan(self.ci_low):
+            text += (f" [{self.ci_low:.4f}, {self.ci_high:.4f}] ({self.confidence:.0%} CI, "
                      f"{self.n_resamples} resamples, seed {self.seed})")
         return text
 
@@ -205,7 +196,7 @@ def percentile_interval(score: float, values: np.ndarray, *, confidence: float,
     --------
     >>> r = percentile_interval(2.5, np.array([2.0, 2.5, 3.0, np.nan]), confidence=0.5,
     ...                         n_resamples=4, seed=0, signature="toy")
-    >>> r.low, r.mid, r.high, r.n_undefined
+    >>> r.ci_low, r.mid, r.ci_high, r.n_undefined
     (2.25, 2.5, 2.75, 1)
     """
     values = np.asarray(values, dtype=np.float64)
@@ -219,7 +210,7 @@ def percentile_interval(score: float, values: np.ndarray, *, confidence: float,
         mean = float(defined.mean())
         std = float(defined.std(ddof=1)) if defined.size > 1 else 0.0
     return BootstrapResult(
-        score=float(score), low=low, high=high, confidence=confidence,
+        score=float(score), ci_low=low, ci_high=high, confidence=confidence,
         n_resamples=n_resamples, seed=seed if n_resamples else None, signature=signature,
         mid=mid, mean=mean, std=std, n_undefined=int(values.size - defined.size),
         higher_is_better=higher_is_better,
@@ -413,7 +404,7 @@ def bootstrap(stats: SufficientStatistics, *, n_resamples: int = 1000,
     >>> stats = gleu_statistics(["the cat sat on the mat", "a dog", "it rained all day"],
     ...                         ["the cat sat on a mat", "a dog barked", "it rained all day"])
     >>> ci = bootstrap(stats, n_resamples=200, seed=1)
-    >>> round(ci.score, 2), ci.low <= ci.score <= ci.high, ci.n_resamples
+    >>> round(ci.score, 2), ci.ci_low <= ci.score <= ci.ci_high, ci.n_resamples
     (70.59, True, 200)
     """
     if not isinstance(stats, SufficientStatistics):

@@ -250,7 +250,7 @@ def correlation(x, y, method: str = "pearson", *, n_resamples: int = 1000,
     interval = percentile_interval(value, _bootstrap(method, x, y, n_resamples, seed),
                                    confidence=confidence, n_resamples=n_resamples, seed=seed,
                                    signature=signature)
-    return Correlation(method, float(value), interval.low, interval.high, int(x.size),
+    return Correlation(method, float(value), interval.ci_low, interval.ci_high, int(x.size),
                        confidence, n_resamples, interval.n_undefined, signature, interval)
 
 

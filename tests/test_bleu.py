@@ -725,7 +725,7 @@ def test_results_follow_the_protocol():
     assert per_sentence.signature == sentence_bleu("a b", "a b").signature
     ci = bootstrap(stats, n_resamples=50)
     assert isinstance(ci, BootstrapResult) and isinstance(ci, MetricResult)
-    assert (ci.ci_low, ci.ci_high) == (ci.low, ci.high) and ci.low <= ci.mid <= ci.high
+    assert ci.ci_low <= ci.mid <= ci.ci_high
     assert ci.n_resamples == 50 and ci.seed == 0 and ci.item_scores is None
 
 
@@ -737,7 +737,7 @@ def test_bootstrap_equals_a_loop_over_resampled_corpora():
     scores = [bleu_from_statistics(stats.take(rng.integers(0, len(stats), len(stats)))).score
               for _ in range(20)]
     low, high = np.quantile(scores, [0.1, 0.9])
-    assert (ci.low, ci.high) == pytest.approx((low, high), abs=1e-9)
+    assert (ci.ci_low, ci.ci_high) == pytest.approx((low, high), abs=1e-9)
     assert ci.mean == pytest.approx(np.mean(scores), abs=1e-9)
 
 

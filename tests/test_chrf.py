@@ -441,7 +441,8 @@ def test_bootstrap_is_percentiles_of_resampled_corpus_scores():
     indices = np.concatenate(list(resample_indices(len(stats), 300, seed=4)))
     values = [chrf_from_statistics(stats.take(row)).score for row in indices]
     low, high = np.quantile(values, [0.05, 0.95])
-    assert ci.low == pytest.approx(low, abs=1e-9) and ci.high == pytest.approx(high, abs=1e-9)
+    assert ci.ci_low == pytest.approx(low, abs=1e-9)
+    assert ci.ci_high == pytest.approx(high, abs=1e-9)
     assert ci.n_resamples == 300 and ci.seed == 4 and "|bootstrap:300|seed:4|" in ci.signature
     assert bootstrap(stats, n_resamples=300, confidence=0.9, seed=4) == ci
 

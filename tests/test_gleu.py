@@ -213,7 +213,7 @@ def test_results_follow_the_protocol_and_bootstrap():
     per_sentence = sentence_gleu_scores(stats)
     assert isinstance(per_sentence, MetricResult) and len(per_sentence.item_scores) == 3
     ci = bootstrap(stats, n_resamples=40, seed=2)
-    assert ci.score == corpus.score and ci.low <= ci.mid <= ci.high
+    assert ci.score == corpus.score and ci.ci_low <= ci.mid <= ci.ci_high
     assert "bootstrap:40|seed:2" in ci.signature
     # A replicate is corpus GLEU of the resampled sentences.
     rng = np.random.default_rng(2)

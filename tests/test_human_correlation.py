@@ -181,4 +181,4 @@ def test_results_follow_the_protocol():
                             ["a"] * 3 + ["b"] * 3 + ["c"] * 3, n_resamples=100, seed=1)
     assert isinstance(g, MetricResult) and g.score == g.value
     assert g.item_scores == tuple(v for _, v in g.per_group)
-    assert (g.interval.low, g.interval.high) == (g.ci_low, g.ci_high)
+    assert (g.interval.ci_low, g.interval.ci_high) == (g.ci_low, g.ci_high)

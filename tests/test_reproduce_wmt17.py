@@ -163,9 +163,9 @@ def test_sample_size_band_is_a_bootstrap_over_systems():
         "human": np.arange(6.0)})
         for size in (25, 50) for pair in ("p1", "p2") for metric in ("bleu", "fid")])
     curve = sample_size_curve(rows, n_resamples=300, confidence=0.9, seed=7)
-    assert list(curve.columns) == ["size", "draw", "metric", "average r", "low", "high"]
-    assert len(curve) == 4 and (curve.low <= curve["average r"]).all()
-    assert (curve["average r"] <= curve.high).all()
+    assert list(curve.columns) == ["size", "draw", "metric", "average r", "ci_low", "ci_high"]
+    assert len(curve) == 4 and (curve.ci_low <= curve["average r"]).all()
+    assert (curve["average r"] <= curve.ci_high).all()
     part = rows[(rows["size"] == 50) & (rows.metric == "fid")]
     means = np.zeros(300)
     for i, pair in enumerate(["p1", "p2"]):
@@ -176,7 +176,8 @@ def test_sample_size_band_is_a_bootstrap_over_systems():
     means /= 2
     kept = means[np.isfinite(means)]
     row = curve[(curve["size"] == 50) & (curve.metric == "-FID")].iloc[0]
-    np.testing.assert_allclose([row.low, row.high], np.quantile(kept, [0.05, 0.95]), rtol=1e-12)
+    np.testing.assert_allclose([row.ci_low, row.ci_high], np.quantile(kept, [0.05, 0.95]),
+                               rtol=1e-12)
     with pytest.raises(ValueError, match="confidence must be in"):
         sample_size_curve(rows, confidence=1.5)
 

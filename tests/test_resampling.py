@@ -75,7 +75,7 @@ def test_bootstrap_of_summed_statistics():
     assert r.signature == "toy|bootstrap:100|seed:5|version:0"
     rng = np.random.default_rng(5)
     manual = [stats.take(rng.integers(0, 4, 4)).corpus_score() for _ in range(100)]
-    assert r.low == np.quantile(manual, 0.025) and r.high == np.quantile(manual, 0.975)
+    assert r.ci_low == np.quantile(manual, 0.025) and r.ci_high == np.quantile(manual, 0.975)
     assert (r.mid, r.mean) == (np.median(manual), pytest.approx(np.mean(manual)))
     with pytest.raises(ValueError, match="the statistics hold no items"):
         bootstrap(_Ratio(np.zeros((0, 2), dtype=np.int64)), n_resamples=10)
@@ -97,7 +97,7 @@ def test_undefined_replicates_are_dropped_and_counted():
     values = replicates(3, lambda idx: np.where(idx[:, 0] == 0, np.nan, 1.0), n_resamples=30,
                         seed=0)
     r = percentile_interval(1.0, values, confidence=0.9, n_resamples=30, seed=0, signature="s")
-    assert r.n_undefined == int(np.isnan(values).sum()) > 0 and r.low == r.high == 1.0
+    assert r.n_undefined == int(np.isnan(values).sum()) > 0 and r.ci_low == r.ci_high == 1.0
     none = percentile_interval(1.0, np.full(4, np.nan), confidence=0.9, n_resamples=4, seed=0,
                                signature="s")
-    assert np.isnan(none.low) and none.n_undefined == 4 and str(none) == "1.0000"
+    assert np.isnan(none.ci_low) and none.n_undefined == 4 and str(none) == "1.0000"

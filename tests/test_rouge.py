@@ -315,7 +315,7 @@ def test_results_follow_the_protocol():
     assert r.score == r["rougeL"].fmeasure and r.item_scores == r["rougeL"].fmeasures
     t = r["rouge1"]
     assert t.score == t.fmeasure and t.signature == r.signature
-    assert (t.interval.low, t.interval.mid, t.interval.high) == (
+    assert (t.interval.ci_low, t.interval.mid, t.interval.ci_high) == (
         t.low.fmeasure, t.mid.fmeasure, t.high.fmeasure)
     assert t.interval.n_resamples == 50 and t.interval.score == t.fmeasure
     assert rouge(["a b"], ["a b"], ["rouge1"])["rouge1"].interval is None

@@ -276,7 +276,7 @@ def test_result_protocol_and_shared_interval_shape():
 
     c = pearson([1, 2, 3, 4, 5, 6], [1, 3, 2, 5, 4, 6], n_resamples=200, seed=3)
     assert isinstance(c, MetricResult) and c.score == c.value and c.item_scores is None
-    assert (c.interval.low, c.interval.high) == (c.ci_low, c.ci_high)
+    assert (c.interval.ci_low, c.interval.ci_high) == (c.ci_low, c.ci_high)
     assert c.interval.n_undefined == c.n_undefined and c.interval.seed == 3
-    assert c.interval.low <= c.interval.mid <= c.interval.high
+    assert c.interval.ci_low <= c.interval.mid <= c.interval.ci_high
     assert pearson([1, 2, 3], [1, 3, 2], n_resamples=0).interval is None

@@ -386,8 +386,8 @@ def test_bootstrap_resamples_the_statistics():
     result = bootstrap(stats, n_resamples=300, seed=7)
     idx = np.concatenate(list(resample_indices(len(stats), 300, 7)))
     by_hand = ter_scores(multiplicities(idx, len(stats)) @ stats.matrix)
-    assert result.low == pytest.approx(np.quantile(by_hand, 0.025), abs=TOL)
-    assert result.high == pytest.approx(np.quantile(by_hand, 0.975), abs=TOL)
+    assert result.ci_low == pytest.approx(np.quantile(by_hand, 0.025), abs=TOL)
+    assert result.ci_high == pytest.approx(np.quantile(by_hand, 0.975), abs=TOL)
     assert result.score == pytest.approx(ter(hyps, refs).score, abs=TOL)
     assert result.higher_is_better is False
     assert "bootstrap:300" in result.signature and "seed:7" in result.signature

@@ -333,6 +333,6 @@ def grouped_correlation(metric: Sequence[float], human: Sequence[float],
                            n_resamples=n_resamples, seed=seed)
         interval = percentile_interval(values.mean(), means, confidence=confidence,
                                        n_resamples=n_resamples, seed=seed, signature=signature)
-    low, high = (interval.low, interval.high) if interval else (math.nan, math.nan)
+    low, high = (interval.ci_low, interval.ci_high) if interval else (math.nan, math.nan)
     return GroupedCorrelationResult(method, float(values.mean()), low, high, tuple(defined),
                                     tuple(undefined), len(order), signature, interval)

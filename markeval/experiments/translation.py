@@ -340,7 +340,7 @@ def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
                       confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """Word level: per size and draw, each metric's Pearson r averaged over the pairs.
 
-    ``low`` and ``high`` bound a percentile bootstrap interval of that average: the systems of
+    ``ci_low`` and ``ci_high`` bound a percentile bootstrap interval of that average: the systems of
     every pair are resampled with replacement (the same resample for every metric, one
     independent stream per pair), each pair's r recomputed and the pairs averaged again. It
     measures the uncertainty from having 4 to 16 systems per pair; the spread over draws
@@ -355,7 +355,7 @@ def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
     >>> c = sample_size_curve(rows, n_resamples=200)
     >>> c.metric.iloc[0], round(float(c["average r"].iloc[0]), 4)
     ('BLEU', 0.9827)
-    >>> bool(c.low.iloc[0] <= c["average r"].iloc[0])
+    >>> bool(c.ci_low.iloc[0] <= c["average r"].iloc[0])
     True
     """
     n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
@@ -383,7 +383,7 @@ def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
         low, high = (np.array([np.quantile(r[np.isfinite(r)], q) if np.isfinite(r).any()
                                else np.nan for r in replicates]) for q in (tail, 1 - tail))
         out.append(pd.DataFrame({"size": int(size), "draw": int(draw), "metric": mean.index,
-                                 "average r": mean.to_numpy(), "low": low, "high": high}))
+                                 "average r": mean.to_numpy(), "ci_low": low, "ci_high": high}))
     return pd.concat(out, ignore_index=True)
 
 

@@ -443,8 +443,9 @@ def _bootstrap(table: np.ndarray, n_resamples: int, confidence: float, seed: int
                                       confidence=confidence, n_resamples=n_resamples,
                                       seed=seed, signature=signature, percent=True)
                   for c in range(3)]
+        # rouge-score's AggregateScore names (low, mid, high) on the type's result
         low, mid, high = (RougeScore(*(getattr(b, q) for b in bounds))
-                          for q in ("low", "mid", "high"))
+                          for q in ("ci_low", "mid", "ci_high"))
         out.append((low, mid, high, bounds[2]))
     return out
 

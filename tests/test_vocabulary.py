@@ -40,7 +40,9 @@ def test_oriented_scores_negate_exactly_the_lower_is_better_metrics(values, name
     table = oriented_scores(rows)
     sign = np.array([1.0 if registry.get(m).higher_is_better else -1.0 for m in names[:n]])
     np.testing.assert_array_equal(table["score"], sign * np.array(values[:n]))
-    assert list(table.columns) == ["pair", "system", "human", "metric", "score"]
+    assert list(table.columns) == ["pair", "system", "human", "metric", "score", "name", "k",
+                                   "options"]
+    assert list(table["name"]) == names[:n]  # the registry keys ride along with the labels
 
 
 def test_bad_names_are_refused_with_the_known_ones():

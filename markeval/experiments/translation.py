@@ -31,7 +31,7 @@ from markeval._rowwise import pearson_rows
 from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
                                wmt17_system_match)
 from markeval.experiments.human_correlation import undefined_reason, williams_test
-from markeval.experiments.vocabulary import LONG_COLUMNS, oriented_scores
+from markeval.experiments.vocabulary import LONG_COLUMNS, REGISTRY_KEYS, oriented_scores
 from markeval.stats import correlation, pearson
 
 __all__ = ["correlations_by_pair", "every_sentence_as_one_size", "metric_agreement",
@@ -189,7 +189,7 @@ def _check_table(table: pd.DataFrame) -> None:
 
 def correlations_by_pair(table: pd.DataFrame, method: str = "pearson", *,
                          absolute: bool = False, n_resamples: int = 1000,
-                         seed: int = 0) -> pd.DataFrame:
+                         seed: int = 0, keys=()) -> pd.DataFrame:
     """Correlation of each metric with the human scores, per language pair.
 
     Parameters
@@ -203,6 +203,10 @@ def correlations_by_pair(table: pd.DataFrame, method: str = "pearson", *,
     n_resamples : int, default 1000
         Bootstrap resamples of the items (systems or segments) for the 95 % interval.
     seed : int, default 0
+    keys : sequence of str, default ()
+        Further columns of ``table`` that name the metric besides ``metric`` (its registry
+        name, K and options: :data:`~markeval.experiments.vocabulary.REGISTRY_KEYS`), carried
+        into the result after ``metric``.
 
     Returns
     -------
@@ -214,12 +218,17 @@ def correlations_by_pair(table: pd.DataFrame, method: str = "pearson", *,
     """
     _check_table(table)
     absolute = check_bool(absolute, "absolute")
+    keys = list(keys)
+    missing = sorted(set(keys) - set(table.columns))
+    if missing:
+        raise ValueError(f"keys {missing} are not columns of table")
     rows = []
     for (pair, name), group in table.groupby(["pair", "metric"], sort=False):
+        named = (pair, name, *group[keys].iloc[0])
         x, y = group["score"].to_numpy(float), group["human"].to_numpy(float)
         reason = undefined_reason(x, y)
         if reason is not None:
-            rows.append((pair, name, np.nan, np.nan, np.nan, len(group), reason))
+            rows.append((*named, np.nan, np.nan, np.nan, len(group), reason))
             continue
         c = correlation(x, y, method, n_resamples=n_resamples, seed=seed)
         value, low, high = c.value, c.ci_low, c.ci_high
@@ -227,9 +236,9 @@ def correlations_by_pair(table: pd.DataFrame, method: str = "pearson", *,
             ends = sorted((abs(low), abs(high)))
             low, high = (0.0 if low < 0 < high else ends[0]), ends[1]
             value = abs(value)
-        rows.append((pair, name, value, low, high, c.n, ""))
-    return pd.DataFrame(rows, columns=["pair", "metric", "value", "ci_low", "ci_high", "n",
-                                       "undefined"])
+        rows.append((*named, value, low, high, c.n, ""))
+    return pd.DataFrame(rows, columns=["pair", "metric", *keys, "value", "ci_low", "ci_high",
+                                       "n", "undefined"])
 
 
 def metric_agreement(table: pd.DataFrame, *, alpha: float = 0.05,
@@ -298,16 +307,19 @@ def metric_agreement(table: pd.DataFrame, *, alpha: float = 0.05,
 def segment_long(rows: pd.DataFrame) -> pd.DataFrame:
     """Segment-level result rows (``pair``, ``sid``, ``system``, ``human`` and the columns of
     :mod:`markeval.experiments.vocabulary`: the stage ``wmt17_segment``) as the table of
-    :func:`segment_level_scores`, each metric under its label."""
+    :func:`segment_level_scores`, each metric under its label, with its registry keys
+    (:data:`~markeval.experiments.vocabulary.REGISTRY_KEYS`)."""
     return oriented_scores(rows.reset_index(drop=True), keys=("pair", "sid", "system", "human")
-                           )[["pair", "sid", "system", "metric", "score", "human"]]
+                           )[["pair", "sid", "system", "metric", "score", "human",
+                              *REGISTRY_KEYS]]
 
 
 def segment_correlations(rows: pd.DataFrame, n_resamples: int = 0, seed: int = 0
                          ) -> pd.DataFrame:
-    """|Pearson r| of each metric with segment DA per pair (with bootstrap intervals)."""
+    """|Pearson r| of each metric with segment DA per pair (with bootstrap intervals), the
+    metric by its label and its registry keys."""
     return correlations_by_pair(segment_long(rows), absolute=True, n_resamples=n_resamples,
-                                seed=seed)
+                                seed=seed, keys=REGISTRY_KEYS)
 
 
 def system_long(rows: pd.DataFrame, level: str, size: int | None = None, draw: int = 0
@@ -326,22 +338,23 @@ def system_long(rows: pd.DataFrame, level: str, size: int | None = None, draw: i
         size = int(part["size"].max()) if size is None else size
         part = part[(part["size"] == size) & (part["draw"] == draw)]
     table = oriented_scores(part.reset_index(drop=True))
-    return table[["pair", "system", "metric", "score", "human"]]
+    return table[["pair", "system", "metric", "score", "human", *REGISTRY_KEYS]]
 
 
 def system_correlations(rows: pd.DataFrame, level: str, size: int | None = None,
                         draw: int = 0, n_resamples: int = 0, seed: int = 0) -> pd.DataFrame:
-    """Pearson r with system DA per pair and metric (see :func:`system_long`)."""
+    """Pearson r with system DA per pair and metric (see :func:`system_long`), the metric by
+    its label and its registry keys."""
     return correlations_by_pair(system_long(rows, level, size, draw), n_resamples=n_resamples,
-                                seed=seed)
+                                seed=seed, keys=REGISTRY_KEYS)
 
 
 def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
                       confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """Word level: per size and draw, each metric's Pearson r averaged over the pairs.
 
-    ``ci_low`` and ``ci_high`` bound a percentile bootstrap interval of that average: the systems of
-    every pair are resampled with replacement (the same resample for every metric, one
+    ``ci_low`` and ``ci_high`` bound a percentile bootstrap interval of that average: the
+    systems of every pair are resampled with replacement (the same resample for every metric, one
     independent stream per pair), each pair's r recomputed and the pairs averaged again. It
     measures the uncertainty from having 4 to 16 systems per pair; the spread over draws
     measures the choice of sentences. Resamples in which a pair's r is undefined (every
@@ -441,10 +454,10 @@ def segment_set_means(rows: pd.DataFrame) -> pd.DataFrame:
 def segment_set_correlations(rows: pd.DataFrame, ipr_k: int) -> pd.DataFrame:
     """Pearson r of every per-segment set metric (:func:`segment_set_means`) with system DA,
     per pair, IPR at ``ipr_k`` only (metrics by their
-    :func:`~markeval.experiments.vocabulary.label`)."""
+    :func:`~markeval.experiments.vocabulary.label` and registry keys)."""
     scores = segment_set_means(rows)
     scores = scores[(scores["metric"] != "ipr_precision") | (scores["k"] == ipr_k)]
-    return correlations_by_pair(oriented_scores(scores))
+    return correlations_by_pair(oriented_scores(scores), keys=REGISTRY_KEYS)
 
 
 def seed_correlations(rows: pd.DataFrame) -> pd.DataFrame:

@@ -25,7 +25,8 @@ import pandas as pd
 
 from markeval import registry
 
-__all__ = ["LONG_COLUMNS", "PROTOCOLS", "encoder_name", "label", "oriented_scores"]
+__all__ = ["LONG_COLUMNS", "PROTOCOLS", "REGISTRY_KEYS", "encoder_name", "label",
+           "oriented_scores"]
 
 #: The columns that name a number in every long result row, in order.
 LONG_COLUMNS = ("encoder", "protocol", "metric", "k", "options", "value")
@@ -90,9 +91,15 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+#: The columns of :func:`oriented_scores` that name a metric as the registry does (``metric``
+#: there holds its label): tables built from it select by these.
+REGISTRY_KEYS = ("name", "k", "options")
+
+
 def oriented_scores(rows: pd.DataFrame, keys=("pair", "system", "human")) -> pd.DataFrame:
     """Long result rows as a score table for correlations: ``keys``, ``metric`` (its
-    :func:`label`, oriented) and ``score`` (negated where lower is better).
+    :func:`label`, oriented), ``score`` (negated where lower is better) and the metric's
+    registry keys, :data:`REGISTRY_KEYS`: ``name``, ``k`` (NaN for none) and ``options``.
 
     Examples
     --------
@@ -112,4 +119,7 @@ def oriented_scores(rows: pd.DataFrame, keys=("pair", "system", "human")) -> pd.
         if key not in labels:
             labels[key] = label(*key, oriented=True)
         names.append(labels[key])
-    return rows[keys].assign(metric=names, score=rows["value"].to_numpy(float) * sign.to_numpy())
+    return rows[keys].assign(metric=names, score=rows["value"].to_numpy(float) * sign.to_numpy(),
+                             name=rows["metric"].to_numpy(),
+                             k=pd.to_numeric(rows["k"], errors="coerce").to_numpy(float),
+                             options=rows["options"].astype(object).fillna("").to_numpy())

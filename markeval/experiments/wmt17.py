@@ -18,7 +18,7 @@ their rows are set beside the papers is here:
   :func:`segment_comparison` (MoverScore Tables 1, 5, 6), :func:`me_table_lines` and
   :func:`system_comparison` (Mark-Evaluate Tables 2, 5, 6; the chapter shows the same lines),
   :func:`segment_set_comparison`, :func:`prd_seed_comparison` and
-  :func:`lexical_comparison`, with :func:`me_column_label` and :func:`k_choices`.
+  :func:`lexical_comparison`, with :func:`me_column_metric` and :func:`k_choices`.
 
 Every unit builds its own memoized encoder (:func:`unit_encoder`): the vectors of a text depend
 (in the last bits) on the batch it was encoded in, so a unit computed alone must encode exactly
@@ -35,15 +35,15 @@ from markeval.experiments.vocabulary import LONG_COLUMNS, label
 from markeval.paper_values import comparison_row
 
 __all__ = ["DEFAULT_K", "ENCODER", "ENCODER_LAYERS", "IPR_K", "KS", "LEXICAL_METRICS",
-           "LEXICAL_NAMES", "LEXICAL_SETTINGS", "ME_COLUMNS", "ME_K_COLUMNS", "ME_TABLES",
-           "MPNET", "SAME_VECTORS", "SEGMENT_PAIRS", "SEGMENT_ROWS", "SYSTEM_PAIRS",
+           "LEXICAL_NAMES", "LEXICAL_SETTINGS", "ME_COLUMNS", "ME_K_COLUMNS", "ME_TABLES", "MPNET",
+           "SAME_VECTORS", "SEGMENT_PAIRS", "SEGMENT_ROWS", "SYSTEM_PAIRS", "correlation_of",
            "estimator_best_k", "k_choices", "layer_label", "layer_metric", "lexical_comparison",
            "lexical_correlations", "lexical_segment_scores", "lexical_unit_rows",
-           "me_column_label", "me_table_lines", "prd_seed_comparison", "prd_seed_unit_rows",
-           "score_systems", "segment_comparison",
-           "segment_rows", "segment_scores", "segment_set_comparison", "segment_set_unit_rows",
-           "segment_unit_rows", "sentence_subset_of", "set_metrics", "system_comparison",
-           "system_scores", "unit_encoder"]
+           "me_column_metric", "me_table_lines", "prd_seed_comparison", "prd_seed_unit_rows",
+           "score_systems", "segment_comparison", "segment_rows", "segment_scores",
+           "segment_set_comparison", "segment_set_unit_rows", "segment_unit_rows",
+           "sentence_subset_of", "set_metrics", "system_comparison", "system_scores",
+           "unit_encoder"]
 
 SYSTEM_PAIRS = ["cs-en", "de-en", "ru-en", "tr-en", "zh-en"]  # the pairs of ME Table 2
 SEGMENT_PAIRS = ["cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en"]  # MoverScore T1
@@ -176,14 +176,13 @@ def segment_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     from markeval.experiments.translation import segment_correlations
 
     corr = segment_correlations(rows)
-    r = corr.set_index(["metric", "pair"]).value
+    r = corr.set_index(["name", "options", "pair"]).value
     n = int(corr.n.max())
     encoder = settings["encoder"]
     same = ENCODER_LAYERS[encoder]["same"]
     same = "last-layer" if same == ENCODER_LAYERS[encoder]["layers"] else f"layer-{same}"
     out = []
     for (name, options), places in segment_rows(encoder).items():
-        metric = label(name, options=options)
         for table, row in places:
             columns = list(paper_table("MoverScore", table).columns)
             detail = (f"same {same} vectors" if name == "bertscore" or "same" in options
@@ -192,9 +191,9 @@ def segment_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
             setting = f"{encoder}; {detail}; {n} segments per pair; |Pearson r|"
             for column in columns:
                 if column == "Average":
-                    value = float(np.mean([r[(metric, p)] for p in SEGMENT_PAIRS]))
+                    value = float(np.mean([r[(name, options, p)] for p in SEGMENT_PAIRS]))
                 else:
-                    value = r[(metric, column)]
+                    value = r[(name, options, column)]
                 out.append(comparison_row("MoverScore", table, row, column, value, setting))
     return pd.DataFrame(out)
 
@@ -305,8 +304,8 @@ def score_systems(level: str, pair: str, size: int | None, draw: int, settings: 
 
 def estimator_best_k(corr: pd.DataFrame, metric: str, ks=KS) -> int:
     """:func:`~markeval.experiments.choosing_k.best_k` of one ME estimator's (registry name)
-    average r over the pairs (``corr``: one granularity's correlations, by label)."""
-    return best_k({k: corr[corr.metric == label(metric, k)].value.mean() for k in ks})
+    average r over the pairs (``corr``: one granularity's correlations, with registry keys)."""
+    return best_k({k: corr[(corr.name == metric) & (corr.k == k)].value.mean() for k in ks})
 
 
 #: Mark-Evaluate Tables 2, 5, 6: column -> the registry name of our metric beside it.
@@ -317,18 +316,46 @@ ME_COLUMNS = {"BERTScore": "bertscore", "MoverScore": "moverscore", "PRD": "prd_
 ME_K_COLUMNS = ("ME_Schnabel", "ME_Petersen", "ME_CAPTURE")
 
 
-def me_column_label(column: str, k: int = DEFAULT_K, ipr_k: int = IPR_K) -> str:
-    """The label of our metric beside a column of Mark-Evaluate Tables 2, 5 and 6: an
-    estimator at ``k``, IPR at ``ipr_k``, oriented (``-FID``), as in
-    :func:`~markeval.experiments.translation.system_long`.
+def me_column_metric(column: str, k: int = DEFAULT_K, ipr_k: int = IPR_K
+                     ) -> tuple[str, int | None]:
+    """Our metric beside a column of Mark-Evaluate Tables 2, 5 and 6, as (registry name, K):
+    an estimator at ``k``, IPR at ``ipr_k``, the others without a K.
 
     Examples
     --------
-    >>> me_column_label("ME_Schnabel", 3), me_column_label("IMPAR"), me_column_label("PRD")
-    ('ME Schnabel Q K=3', 'IPR precision K=3', 'PRD F1/8')
+    >>> me_column_metric("ME_Schnabel", 3), me_column_metric("IMPAR"), me_column_metric("PRD")
+    (('me_schnabel_quality', 3), ('ipr_precision', 3), ('prd_precision', None))
     """
     k = k if column in ME_K_COLUMNS else ipr_k if column == "IMPAR" else None
-    return label(ME_COLUMNS[column], k, oriented=True)
+    return ME_COLUMNS[column], k
+
+
+def correlation_of(corr: pd.DataFrame, metric: tuple[str, int | None], pair: str, *,
+                   default: float | None = None) -> float:
+    """The correlation of ``metric`` (registry name, K or None) on ``pair`` in ``corr`` (a
+    table of :func:`~markeval.experiments.translation.correlations_by_pair` with registry
+    keys); ``default`` where it has none, or ``KeyError`` without a default.
+
+    Examples
+    --------
+    >>> corr = pd.DataFrame({"pair": "cs-en", "name": ["me_petersen", "me_petersen", "fid"],
+    ...                      "k": [1.0, 3.0, float("nan")], "value": [0.5, 0.7, 0.9]})
+    >>> correlation_of(corr, ("me_petersen", 3), "cs-en")
+    0.7
+    >>> correlation_of(corr, ("fid", None), "cs-en"), correlation_of(corr, ("bleu", None), "cs-en",
+    ...                                                              default=float("nan"))
+    (0.9, nan)
+    """
+    name, k = metric
+    at_k = corr["k"].isna() if k is None else corr["k"] == k
+    found = corr.loc[(corr["name"] == name) & at_k & (corr["pair"] == pair), "value"]
+    if len(found) == 1:
+        return float(found.iloc[0])
+    if len(found) > 1:
+        raise ValueError(f"corr holds {len(found)} correlations of {metric} on {pair!r}")
+    if default is None:
+        raise KeyError(f"no correlation of {metric} on {pair!r}")
+    return default
 #: Mark-Evaluate table -> the granularity of our set metrics beside it.
 ME_TABLES = {"Table 2": "word", "Table 6": "word", "Table 5": "sentence"}
 
@@ -366,13 +393,12 @@ def me_table_lines(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
 
     out = []
     # BERTScore and MoverScore (Table 2): means over every scored sentence of the system
-    per_sentence = system_correlations(rows, "sentence").set_index(["metric", "pair"]).value
+    per_sentence = system_correlations(rows, "sentence")
     # every sentence of a pair: their number differs between pairs
     low, high = (int(n) for n in rows[rows.level == "sentence"]["size"].agg(["min", "max"]))
     sentences = f"{low}-{high}" if low < high else f"{low}"
     for table, level in ME_TABLES.items():
         corr = system_correlations(rows, level)
-        r = corr.set_index(["metric", "pair"]).value
         if level == "word":
             size = int(rows[rows.level == "word"]["size"].max())
             sizes = (f"protocol: pooled, {size} sentences per system (draw 0), word pieces "
@@ -381,13 +407,14 @@ def me_table_lines(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
             sizes = f"{sentences} sentences per system, pooled sentence vectors"
         for column in paper_table("Mark-Evaluate", table).columns:
             for choice, k, k_label in k_choices(column, corr, settings):
-                metric = me_column_label(column, k, settings["ipr_k"])
+                metric = me_column_metric(column, k, settings["ipr_k"])
                 setting = "; ".join(s for s in (settings["encoder"], sizes, k_label) if s)
-                values = {p: r[(metric, p)] for p in settings["pairs"]}
+                values = {p: correlation_of(corr, metric, p) for p in settings["pairs"]}
                 if column in ("BERTScore", "MoverScore"):
                     setting = (f"{settings['encoder']}; mean over {sentences} sentences per "
                                "system")
-                    values = {p: per_sentence[(metric, p)] for p in settings["pairs"]}
+                    values = {p: correlation_of(per_sentence, metric, p)
+                              for p in settings["pairs"]}
                 finite = [v for v in values.values() if np.isfinite(v)]
                 values["Average"] = float(np.mean(finite)) if finite else float("nan")
                 out += [{"table": table, "row": f"{pair} (r)", "column": column,
@@ -451,17 +478,16 @@ def segment_set_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
     from markeval.experiments.translation import segment_set_correlations, segment_set_means
 
     corr = segment_set_correlations(rows, settings["ipr_k"])
-    r = corr.set_index(["metric", "pair"]).value
     n = int(segment_set_means(rows).groupby("system").segments.max().min())
     out = []
     for table in ("Table 2", "Table 6"):
         for column in ("PRD", "IMPAR", *ME_K_COLUMNS):
             for _, k, k_label in k_choices(column, corr, settings):
-                metric = me_column_label(column, k, settings["ipr_k"])
+                metric = me_column_metric(column, k, settings["ipr_k"])
                 setting = "; ".join(s for s in (
                     settings["encoder"], f"protocol: per segment, every segment ({n}+ per "
                     "system), word pieces x last 5 layers, mean over segments", k_label) if s)
-                values = {p: r[(metric, p)] for p in settings["pairs"]}
+                values = {p: correlation_of(corr, metric, p) for p in settings["pairs"]}
                 for pair, value in values.items():
                     out.append(comparison_row("Mark-Evaluate", table, f"{pair} (r)", column,
                                               value, setting))

@@ -27,15 +27,16 @@ same ranking); we follow the paper's formula.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
 
 from markeval._checks import check_bool, check_embeddings, check_same_dim
 from markeval._signature import make_signature
-from markeval.geometry import (MutualBalls, NeighbourReport, knn_balls, mutual_balls,
-                               sq_distance_blocks)
+from markeval.geometry import (Arithmetic, MutualBalls, NeighbourReport, knn_balls,
+                               mutual_balls, sq_distance_blocks)
+from markeval.geometry.arithmetic import takes_arithmetic
 from markeval._result import alias
 
 __all__ = ["IPRResult", "improved_precision_recall",
@@ -97,12 +98,13 @@ def _check_sets(reference, candidate):
     return ref, cand
 
 
-def _realism(ref_balls, cand, geometry) -> np.ndarray:
+def _realism(ref_balls, cand, arithmetic: Arithmetic) -> np.ndarray:
     sq_radii = ref_balls.sq_radii
     kept = sq_radii <= np.median(sq_radii)
     radii = np.sqrt(sq_radii[kept])
     out = np.empty(len(cand))
-    for start, stop, block in sq_distance_blocks(cand, ref_balls.points[kept], **geometry):
+    for start, stop, block in sq_distance_blocks(cand, ref_balls.points[kept],
+                                                 arithmetic=arithmetic):
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = radii[None, :] / np.sqrt(block)
         # A candidate equal to a kept reference point is infinitely realistic (0/0 included).
@@ -111,10 +113,15 @@ def _realism(ref_balls, cand, geometry) -> np.ndarray:
     return out
 
 
+@takes_arithmetic
 def realism_scores(reference, candidate, k: int = 3, *, backend: str = "numpy", device=None,
                    dtype: str = "float64", block_size: int | None = None,
-                   progress: bool = True) -> np.ndarray:
+                   progress: bool = True, arithmetic: Arithmetic | None = None) -> np.ndarray:
     """Realism score of each candidate: ``max_j r_j / ‖x − r_j‖`` over the smaller half of balls.
+
+    ``backend``, ``device``, ``dtype``, ``block_size``, ``progress`` or all of them as
+    ``arithmetic``: as in :func:`markeval.geometry.knn_balls` (exact balls; the distances to
+    them are approximate, float64 by default).
 
     Returns
     -------
@@ -131,9 +138,8 @@ def realism_scores(reference, candidate, k: int = 3, *, backend: str = "numpy", 
     [2.0, 2.0, 0.143]
     """
     ref, cand = _check_sets(reference, candidate)
-    geometry = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
-                    progress=progress)
-    return _realism(knn_balls(ref, k, name="reference", **geometry), cand, geometry)
+    return _realism(knn_balls(ref, k, name="reference", arithmetic=arithmetic), cand,
+                    arithmetic)
 
 
 def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool = False,
@@ -183,15 +189,17 @@ def improved_precision_recall(reference, candidate, k: int = 3, *, realism: bool
     'ipr|k:1|version:...'
     """
     realism = check_bool(realism, "realism")
-    geometry = dict(backend=backend, device=device, block_size=block_size, progress=progress)
+    # dtype=None is two dtypes (see above), so it is not an Arithmetic's: no arithmetic= here.
+    arithmetic = Arithmetic(backend=backend, device=device, block_size=block_size,
+                            progress=progress, neighbours=neighbours, n_jobs=n_jobs,
+                            **({} if dtype is None else {"dtype": dtype}))
     # The sets, their dimension and k are checked there, naming the sets as here.
     g = mutual_balls(reference, candidate, k, names=("reference", "candidate"),
-                     neighbours=neighbours, n_jobs=n_jobs,
-                     **geometry, **({} if dtype is None else {"dtype": dtype}))
+                     arithmetic=arithmetic)
     scores = None
     if realism:
-        scores = tuple(float(v) for v in _realism(g.balls_a, g.balls_b.points,
-                                                  dict(geometry, dtype=dtype or "float64")))
+        scores = tuple(float(v) for v in _realism(
+            g.balls_a, g.balls_b.points, replace(arithmetic, dtype=dtype or "float64")))
     return improved_precision_recall_from_balls(g, realism=scores)
 
 

@@ -79,6 +79,10 @@ NumPy one exactly. With ``dtype="float32"`` on a GPU, TF32/bf16 matmuls (see
 processes, or a Dask cluster's workers inside ``joblib.parallel_config(backend="dask")``
 (:mod:`markeval.geometry.tasks`); the results are identical.
 
+These seven settings (``backend``, ``device``, ``dtype``, ``block_size``, ``progress``,
+``neighbours``, ``n_jobs``) also come as one :class:`~markeval.geometry.arithmetic.Arithmetic`
+(``arithmetic=``), checked once when it is built.
+
 Examples
 --------
 >>> import numpy as np
@@ -97,16 +101,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from markeval._checks import check_bool, check_embeddings, check_int, check_k, check_same_dim
+from markeval._checks import check_embeddings, check_int, check_k, check_same_dim
 from markeval.geometry._kernels import (BACKENDS, TILE_BYTES, Tiling, check_distance_range,
-                                        direct_sq, knn_rows, make_ops, membership_counts,
-                                        point_dtype, read_only, tile_shape)
+                                        direct_sq, knn_rows, membership_counts, point_dtype,
+                                        read_only, tile_shape)
+from markeval.geometry.arithmetic import (NEIGHBOURS, Arithmetic, check_neighbours,
+                                          takes_arithmetic)
 from markeval.geometry.index import (AuditSample, IndexAgreementError, IndexAgreementWarning,
                                      IndexSettings, NeighbourReport, default_probes, index_pass)
+from markeval.geometry.tasks import knn_tiles, membership_tiles
 
 __all__ = [
     "BACKENDS",
     "NEIGHBOURS",
+    "Arithmetic",
     "AuditSample",
     "IndexAgreementError",
     "IndexAgreementWarning",
@@ -127,8 +135,6 @@ __all__ = [
     "sq_distance_blocks",
 ]
 
-#: The two ways to find neighbours: every distance, or an index's candidates (see above).
-NEIGHBOURS = ("exact", "index")
 # sq_distance_blocks recomputes entries below this many error bounds directly (see there).
 _NEAR_ZERO_BOUNDS = 1e4
 
@@ -256,52 +262,16 @@ def _owned(x: np.ndarray, given) -> np.ndarray:
     return x.copy() if shared and (given.flags.writeable or given.base is not None) else x
 
 
-def check_neighbours(neighbours) -> IndexSettings | None:
-    """A ``neighbours`` argument checked: None for the exact path, the index settings otherwise.
-
-    Examples
-    --------
-    >>> check_neighbours("exact") is None, check_neighbours("index").probes_for(768)
-    (True, 128)
-    """
-    if isinstance(neighbours, IndexSettings):
-        return neighbours
-    if isinstance(neighbours, str) and neighbours in NEIGHBOURS:
-        return None if neighbours == "exact" else IndexSettings()
-    raise ValueError(f"neighbours must be one of {NEIGHBOURS} or an IndexSettings, "
-                     f"got {neighbours!r}")
-
-
-def _settings(neighbours, n_jobs) -> IndexSettings | None:
-    """:func:`check_neighbours`, with ``n_jobs`` checked against it."""
-    if n_jobs is not None:
-        check_int(n_jobs, "n_jobs", minimum=1)
-    settings = check_neighbours(neighbours)
-    if settings is not None and n_jobs != 1:
-        raise ValueError(f"n_jobs={n_jobs} runs the exact path's tiles as tasks; "
-                         "neighbours='index' runs in this process: leave n_jobs=1")
-    return settings
-
-
-def _arithmetic(backend, device, dtype, block_size, progress):
-    ops = make_ops(backend, device, dtype)
-    tile_shape(block_size, 1, 1)  # validate early, before any work
-    check_bool(progress, "progress")
-    return ops
-
-
 def _check_balls(value, name: str) -> KNNBalls:
     if not isinstance(value, KNNBalls):
         raise TypeError(f"{name} must be a KNNBalls from knn_balls(), got {type(value).__name__}")
     return value
 
 
-def _task_tile(block_size):
-    from markeval.geometry.tasks import TASK_TILE
-
-    if block_size is None:
-        return TASK_TILE
-    return block_size if isinstance(block_size, tuple) else (block_size, block_size)
+def _index_pass(sets, k: int, memberships, arithmetic: Arithmetic, **options):
+    """:func:`~markeval.geometry.index.index_pass` with ``arithmetic``'s settings."""
+    return index_pass(sets, k, memberships, arithmetic.index, arithmetic.ops(),
+                      block_size=arithmetic.block_size, progress=arithmetic.progress, **options)
 
 
 # --------------------------------------------------------------------------- public API
@@ -336,9 +306,11 @@ def pairwise_sq_distances(x, y=None) -> np.ndarray:
     return direct_sq(x, y, rows, cols).reshape(x.shape[0], y.shape[0])
 
 
+@takes_arithmetic
 def knn_balls(points, k: int, *, backend: str = "numpy", device=None, dtype: str = "float32",
               block_size=None, progress: bool = False, name: str = "points",
-              neighbours="exact", n_jobs: int | None = 1) -> KNNBalls:
+              neighbours="exact", n_jobs: int | None = 1,
+              arithmetic: Arithmetic | None = None) -> KNNBalls:
     """The ``k`` nearest neighbours of every point within its own set, and its ball's radius.
 
     Exact by default: equal to sorting each row of :func:`pairwise_sq_distances` (self excluded
@@ -371,6 +343,10 @@ def knn_balls(points, k: int, *, backend: str = "numpy", device=None, dtype: str
     n_jobs : int or None, default 1
         1: in this process. Otherwise the tiles run as tasks through joblib (None: all cores,
         or all workers of a Dask cluster; see :mod:`markeval.geometry.tasks`); same result.
+    arithmetic : Arithmetic, optional
+        ``backend``, ``device``, ``dtype``, ``block_size``, ``progress``, ``neighbours`` and
+        ``n_jobs`` as one object (:class:`~markeval.geometry.arithmetic.Arithmetic`), instead
+        of giving them loosely; giving both is refused.
 
     Returns
     -------
@@ -386,41 +362,37 @@ def knn_balls(points, k: int, *, backend: str = "numpy", device=None, dtype: str
     """
     x = _owned(_points(points, name, min_rows=2), points)
     k = check_k(k, x.shape[0], set_name=name)
-    settings = _settings(neighbours, n_jobs)
-    ops = _arithmetic(backend, device, dtype, block_size, progress)
-    if settings is None:  # (index_pass checks the points as faiss reads them)
-        check_distance_range([x], [name], dtype)
-    if settings is not None:
-        knn, _, report = index_pass([x], k, [], settings, ops, knn_sets=(0,),
-                                    block_size=block_size, progress=progress, names=[name])
+    if arithmetic.index is None:  # (index_pass checks the points as faiss reads them)
+        check_distance_range([x], [name], arithmetic.dtype)
+    if arithmetic.index is not None:
+        knn, _, report = _index_pass([x], k, [], arithmetic, knn_sets=(0,), names=[name])
         indices, sq = knn[0]
-    elif n_jobs != 1:
-        from markeval.geometry.tasks import knn_tiles
-
-        indices, sq = knn_tiles(x, k, (backend, device, dtype), _task_tile(block_size),
-                                n_jobs=n_jobs, progress=progress)
+    elif arithmetic.n_jobs != 1:
+        indices, sq = knn_tiles(x, k, (arithmetic.backend, arithmetic.device, arithmetic.dtype),
+                                arithmetic.task_tile, n_jobs=arithmetic.n_jobs,
+                                progress=arithmetic.progress)
         report = None
     else:
-        indices, sq = knn_rows(x, x, k, ops, self_ids=np.arange(x.shape[0]),
-                               block_size=block_size, progress=progress)
+        indices, sq = knn_rows(x, x, k, arithmetic.ops(), self_ids=np.arange(x.shape[0]),
+                               block_size=arithmetic.block_size, progress=arithmetic.progress)
         report = None
     return KNNBalls(read_only(x), k, read_only(indices), read_only(sq), report)
 
 
-def _exact_counts(x, y, r_cols, r_rows, backend, device, dtype, block_size, progress, n_jobs):
-    if n_jobs != 1:
-        from markeval.geometry.tasks import membership_tiles
+def _exact_counts(x, y, r_cols, r_rows, arithmetic: Arithmetic):
+    if arithmetic.n_jobs != 1:
+        return membership_tiles(x, y, (arithmetic.backend, arithmetic.device, arithmetic.dtype),
+                                r_cols=r_cols, r_rows=r_rows, tile=arithmetic.task_tile,
+                                n_jobs=arithmetic.n_jobs, progress=arithmetic.progress)
+    return membership_counts(x, y, arithmetic.ops(), r_cols=r_cols, r_rows=r_rows,
+                             block_size=arithmetic.block_size, progress=arithmetic.progress)
 
-        return membership_tiles(x, y, (backend, device, dtype), r_cols=r_cols, r_rows=r_rows,
-                                tile=_task_tile(block_size), n_jobs=n_jobs, progress=progress)
-    return membership_counts(x, y, make_ops(backend, device, dtype), r_cols=r_cols,
-                             r_rows=r_rows, block_size=block_size, progress=progress)
 
-
+@takes_arithmetic
 def ball_membership(queries, balls: KNNBalls, *, backend: str = "numpy", device=None,
                     dtype: str = "float32", block_size=None, progress: bool = False,
-                    name: str = "queries", neighbours="exact",
-                    n_jobs: int | None = 1) -> Membership:
+                    name: str = "queries", neighbours="exact", n_jobs: int | None = 1,
+                    arithmetic: Arithmetic | None = None) -> Membership:
     """Which balls of ``balls`` contain which ``queries`` (closed balls, exact by default).
 
     Parameters
@@ -428,7 +400,7 @@ def ball_membership(queries, balls: KNNBalls, *, backend: str = "numpy", device=
     queries : array_like, shape (m, d)
     balls : KNNBalls
         From :func:`knn_balls`.
-    backend, device, dtype, block_size, progress, neighbours, n_jobs
+    backend, device, dtype, block_size, progress, neighbours, n_jobs, arithmetic
         As in :func:`knn_balls`.
     name : str
         What to call ``queries`` in error messages.
@@ -451,25 +423,22 @@ def ball_membership(queries, balls: KNNBalls, *, backend: str = "numpy", device=
     _check_balls(balls, "balls")
     x = _points(queries, name)
     check_same_dim(x, balls.points, name, "the balls' points")
-    settings = _settings(neighbours, n_jobs)
-    ops = _arithmetic(backend, device, dtype, block_size, progress)
-    if settings is None:  # (index_pass checks the points as faiss reads them)
-        check_distance_range([balls.points, x], ["balls.points", name], dtype)
-    if settings is not None:
-        _, counts, report = index_pass([balls.points, x], balls.k, [(0, 1)], settings, ops,
-                                       radii={0: balls.sq_radii}, block_size=block_size,
-                                       progress=progress, names=["balls.points", name])
+    if arithmetic.index is None:  # (index_pass checks the points as faiss reads them)
+        check_distance_range([balls.points, x], ["balls.points", name], arithmetic.dtype)
+    if arithmetic.index is not None:
+        _, counts, report = _index_pass([balls.points, x], balls.k, [(0, 1)], arithmetic,
+                                        radii={0: balls.sq_radii}, names=["balls.points", name])
         per_ball, per_point = counts[(0, 1)]
         return Membership(read_only(per_point), read_only(per_ball), report)
-    got = _exact_counts(x, balls.points, balls.sq_radii, None, backend, device, dtype,
-                        block_size, progress, n_jobs)["col"]
+    got = _exact_counts(x, balls.points, balls.sq_radii, None, arithmetic)["col"]
     return Membership(read_only(got[0]), read_only(got[1]))
 
 
+@takes_arithmetic
 def mutual_membership(balls_a: KNNBalls, balls_b: KNNBalls, *, backend: str = "numpy",
                       device=None, dtype: str = "float32", block_size=None,
-                      progress: bool = False, neighbours="exact",
-                      n_jobs: int | None = 1) -> tuple[Membership, Membership]:
+                      progress: bool = False, neighbours="exact", n_jobs: int | None = 1,
+                      arithmetic: Arithmetic | None = None) -> tuple[Membership, Membership]:
     """Both directions at once: points of ``a`` in the balls of ``b``, and of ``b`` in ``a``'s.
 
     One pass over the cross distances instead of two, with results identical to
@@ -478,7 +447,7 @@ def mutual_membership(balls_a: KNNBalls, balls_b: KNNBalls, *, backend: str = "n
     Parameters
     ----------
     balls_a, balls_b : KNNBalls
-    backend, device, dtype, block_size, progress, neighbours, n_jobs
+    backend, device, dtype, block_size, progress, neighbours, n_jobs, arithmetic
         As in :func:`knn_balls`.
 
     Returns
@@ -498,29 +467,28 @@ def mutual_membership(balls_a: KNNBalls, balls_b: KNNBalls, *, backend: str = "n
     _check_balls(balls_a, "balls_a")
     _check_balls(balls_b, "balls_b")
     check_same_dim(balls_a.points, balls_b.points, "balls_a", "balls_b")
-    settings = _settings(neighbours, n_jobs)
-    ops = _arithmetic(backend, device, dtype, block_size, progress)
-    if settings is None:  # (index_pass checks the points as faiss reads them)
+    if arithmetic.index is None:  # (index_pass checks the points as faiss reads them)
         check_distance_range([balls_a.points, balls_b.points],
-                             ["balls_a.points", "balls_b.points"], dtype)
-    if settings is not None:
-        _, counts, report = index_pass([balls_a.points, balls_b.points], balls_a.k,
-                                       [(1, 0), (0, 1)], settings, ops,
-                                       radii={0: balls_a.sq_radii, 1: balls_b.sq_radii},
-                                       block_size=block_size, progress=progress,
-                                       names=["balls_a.points", "balls_b.points"])
+                             ["balls_a.points", "balls_b.points"], arithmetic.dtype)
+    if arithmetic.index is not None:
+        _, counts, report = _index_pass([balls_a.points, balls_b.points], balls_a.k,
+                                        [(1, 0), (0, 1)], arithmetic,
+                                        radii={0: balls_a.sq_radii, 1: balls_b.sq_radii},
+                                        names=["balls_a.points", "balls_b.points"])
         return _memberships(counts, report)
     got = _exact_counts(balls_a.points, balls_b.points, balls_b.sq_radii, balls_a.sq_radii,
-                        backend, device, dtype, block_size, progress, n_jobs)
+                        arithmetic)
     a_in_b = Membership(read_only(got["col"][0]), read_only(got["col"][1]))
     b_in_a = Membership(read_only(got["row"][0]), read_only(got["row"][1]))
     return a_in_b, b_in_a
 
 
+@takes_arithmetic
 def mutual_memberships(balls_a: KNNBalls, balls_b: KNNBalls, ks, *, backend: str = "numpy",
                        device=None, dtype: str = "float32", block_size=None,
-                       progress: bool = False, neighbours="exact",
-                       n_jobs: int | None = 1) -> dict[int, tuple[Membership, Membership]]:
+                       progress: bool = False, neighbours="exact", n_jobs: int | None = 1,
+                       arithmetic: Arithmetic | None = None
+                       ) -> dict[int, tuple[Membership, Membership]]:
     """:func:`mutual_membership` of the balls at each ``k`` of ``ks`` (:meth:`KNNBalls.prefix`).
 
     Exactly ``{k: mutual_membership(balls_a.prefix(k), balls_b.prefix(k)) for k in ks}``. The
@@ -533,7 +501,7 @@ def mutual_memberships(balls_a: KNNBalls, balls_b: KNNBalls, ks, *, backend: str
     balls_a, balls_b : KNNBalls
         At the same ``k``, at least every value of ``ks``.
     ks : sequence of int
-    backend, device, dtype, block_size, progress, neighbours, n_jobs
+    backend, device, dtype, block_size, progress, neighbours, n_jobs, arithmetic
         As in :func:`knn_balls`.
 
     Returns
@@ -560,18 +528,15 @@ def mutual_memberships(balls_a: KNNBalls, balls_b: KNNBalls, ks, *, backend: str
     if not ks or max(ks) > balls_a.k:
         raise ValueError(f"ks must be a non-empty sequence of k in 1..{balls_a.k} (the balls' "
                          f"k), got {ks}")
-    settings = _settings(neighbours, n_jobs)
-    if settings is None:
-        opts = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
-                    progress=progress, neighbours=neighbours, n_jobs=n_jobs)
-        return {k: mutual_membership(balls_a.prefix(k), balls_b.prefix(k), **opts) for k in ks}
-    ops = _arithmetic(backend, device, dtype, block_size, progress)
+    if arithmetic.index is None:
+        return {k: mutual_membership(balls_a.prefix(k), balls_b.prefix(k),
+                                     arithmetic=arithmetic) for k in ks}
     order = sorted(set(ks))
     columns = [k - 1 for k in order]  # the k-th neighbour's squared distance: the radius at k
-    _, counts, report = index_pass(
-        [balls_a.points, balls_b.points], max(order), [(1, 0), (0, 1)], settings, ops,
+    _, counts, report = _index_pass(
+        [balls_a.points, balls_b.points], max(order), [(1, 0), (0, 1)], arithmetic,
         radii={0: balls_a.sq_distances[:, columns], 1: balls_b.sq_distances[:, columns]},
-        block_size=block_size, progress=progress, names=["balls_a.points", "balls_b.points"])
+        names=["balls_a.points", "balls_b.points"])
     by_k = {k: _memberships({pair: (c[0][:, col], c[1][:, col]) for pair, c in counts.items()},
                             report.at(col, k)) for col, k in enumerate(order)}
     return {k: by_k[k] for k in ks}
@@ -585,10 +550,11 @@ def _memberships(counts, report) -> tuple[Membership, Membership]:
             Membership(read_only(b_points), read_only(a_balls), report))
 
 
+@takes_arithmetic
 def mutual_balls(points_a, points_b, k: int, *, backend: str = "numpy", device=None,
                  dtype: str = "float32", block_size=None, progress: bool = False,
                  names: tuple[str, str] = ("points_a", "points_b"), neighbours="exact",
-                 n_jobs: int | None = 1) -> MutualBalls:
+                 n_jobs: int | None = 1, arithmetic: Arithmetic | None = None) -> MutualBalls:
     """The k-NN balls of two sets and both memberships: what Mark-Evaluate and IPR count.
 
     Equal to :func:`knn_balls` of each set followed by :func:`mutual_membership`. With
@@ -602,7 +568,7 @@ def mutual_balls(points_a, points_b, k: int, *, backend: str = "numpy", device=N
         ``1 <= k < min(n, m)``.
     names : (str, str)
         What to call the two sets in error messages.
-    backend, device, dtype, block_size, progress, neighbours, n_jobs
+    backend, device, dtype, block_size, progress, neighbours, n_jobs, arithmetic
         As in :func:`knn_balls`.
 
     Returns
@@ -621,26 +587,23 @@ def mutual_balls(points_a, points_b, k: int, *, backend: str = "numpy", device=N
     check_same_dim(a, b, names[0], names[1])
     k = check_k(k, a.shape[0], set_name=names[0])
     check_k(k, b.shape[0], set_name=names[1])
-    settings = _settings(neighbours, n_jobs)
-    ops = _arithmetic(backend, device, dtype, block_size, progress)
-    if settings is None:
-        opts = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
-                    progress=progress, n_jobs=n_jobs)
-        balls_a = knn_balls(a, k, name=names[0], **opts)
-        balls_b = knn_balls(b, k, name=names[1], **opts)
-        return MutualBalls(balls_a, balls_b, *mutual_membership(balls_a, balls_b, **opts))
-    knn, counts, report = index_pass([a, b], k, [(1, 0), (0, 1)], settings, ops,
-                                     knn_sets=(0, 1), block_size=block_size, progress=progress,
-                                     names=names)
+    if arithmetic.index is None:
+        balls_a = knn_balls(a, k, name=names[0], arithmetic=arithmetic)
+        balls_b = knn_balls(b, k, name=names[1], arithmetic=arithmetic)
+        return MutualBalls(balls_a, balls_b,
+                           *mutual_membership(balls_a, balls_b, arithmetic=arithmetic))
+    knn, counts, report = _index_pass([a, b], k, [(1, 0), (0, 1)], arithmetic,
+                                      knn_sets=(0, 1), names=names)
     balls_a = KNNBalls(read_only(a), k, read_only(knn[0][0]), read_only(knn[0][1]), report)
     balls_b = KNNBalls(read_only(b), k, read_only(knn[1][0]), read_only(knn[1][1]), report)
     return MutualBalls(balls_a, balls_b, *_memberships(counts, report), report)
 
 
+@takes_arithmetic
 def mutual_balls_at(points_a, points_b, ks, *, backend: str = "numpy", device=None,
                     dtype: str = "float32", block_size=None, progress: bool = False,
                     names: tuple[str, str] = ("points_a", "points_b"), neighbours="exact",
-                    n_jobs: int | None = 1
+                    n_jobs: int | None = 1, arithmetic: Arithmetic | None = None
                     ) -> tuple[KNNBalls, KNNBalls, dict[int, tuple[Membership, Membership]]]:
     """:func:`mutual_balls` at several ``k``: the balls of both sets at the largest ``k`` of
     ``ks``, and both memberships at every ``k`` (the balls at a smaller ``k`` are the first
@@ -657,7 +620,7 @@ def mutual_balls_at(points_a, points_b, ks, *, backend: str = "numpy", device=No
     points_a, points_b : array_like, shape (n, d) and (m, d)
     ks : sequence of int
         Each ``1 <= k < min(n, m)``.
-    names, backend, device, dtype, block_size, progress, neighbours, n_jobs
+    names, backend, device, dtype, block_size, progress, neighbours, n_jobs, arithmetic
         As in :func:`mutual_balls`.
 
     Returns
@@ -681,18 +644,13 @@ def mutual_balls_at(points_a, points_b, ks, *, backend: str = "numpy", device=No
         raise ValueError("ks must be a non-empty sequence of positive ints, got []")
     top = check_k(max(ks), a.shape[0], set_name=names[0])
     check_k(top, b.shape[0], set_name=names[1])
-    settings = _settings(neighbours, n_jobs)
-    if settings is None:
-        opts = dict(backend=backend, device=device, dtype=dtype, block_size=block_size,
-                    progress=progress, n_jobs=n_jobs)
-        balls_a = knn_balls(a, top, name=names[0], **opts)
-        balls_b = knn_balls(b, top, name=names[1], **opts)
-        return balls_a, balls_b, mutual_memberships(balls_a, balls_b, ks, **opts)
-    ops = _arithmetic(backend, device, dtype, block_size, progress)
+    if arithmetic.index is None:
+        balls_a = knn_balls(a, top, name=names[0], arithmetic=arithmetic)
+        balls_b = knn_balls(b, top, name=names[1], arithmetic=arithmetic)
+        return balls_a, balls_b, mutual_memberships(balls_a, balls_b, ks, arithmetic=arithmetic)
     order = sorted(set(ks))
-    knn, counts, report = index_pass([a, b], top, [(1, 0), (0, 1)], settings, ops,
-                                     knn_sets=(0, 1), knn_ranks=order, block_size=block_size,
-                                     progress=progress, names=names)
+    knn, counts, report = _index_pass([a, b], top, [(1, 0), (0, 1)], arithmetic,
+                                      knn_sets=(0, 1), knn_ranks=order, names=names)
     balls_a = KNNBalls(read_only(a), top, read_only(knn[0][0]), read_only(knn[0][1]), report)
     balls_b = KNNBalls(read_only(b), top, read_only(knn[1][0]), read_only(knn[1][1]), report)
     by_k = {k: _memberships({pair: (c[0][:, col], c[1][:, col]) for pair, c in counts.items()},
@@ -700,8 +658,10 @@ def mutual_balls_at(points_a, points_b, ks, *, backend: str = "numpy", device=No
     return balls_a, balls_b, {k: by_k[k] for k in ks}
 
 
+@takes_arithmetic
 def sq_distance_blocks(x, y, *, backend: str = "numpy", device=None, dtype: str = "float64",
-                       block_size: int | None = None, progress: bool = False):
+                       block_size: int | None = None, progress: bool = False,
+                       arithmetic: Arithmetic | None = None):
     """Yield ``(start, stop, block)``: approximate squared distances of ``x[start:stop]`` to ``y``.
 
     The matmul identity, clipped at 0, as a float64 NumPy array of shape
@@ -711,6 +671,10 @@ def sq_distance_blocks(x, y, *, backend: str = "numpy", device=None, dtype: str 
     entry is within ``10⁻⁴`` of the exact value relatively, and a duplicate point gives exactly
     0 on every machine (not 0 on one BLAS and 1e-16 on another).
 
+    ``backend``, ``device``, ``dtype``, ``block_size``, ``progress`` and ``arithmetic`` are as
+    in :func:`knn_balls` (``neighbours`` and ``n_jobs`` do not apply); the settings are checked
+    at the call, before the first block.
+
     Examples
     --------
     >>> [(a, b, blk.round(6).tolist()) for a, b, blk in sq_distance_blocks([[0.0], [2.0]], [[1.0]])]
@@ -719,12 +683,12 @@ def sq_distance_blocks(x, y, *, backend: str = "numpy", device=None, dtype: str 
     x = _points(x, "x")
     y = _points(y, "y")
     check_same_dim(x, y, "x", "y")
-    ops = _arithmetic(backend, device, dtype, block_size, progress)
+    ops = arithmetic.ops()
     # Whole rows per block (one column tile as wide as y), a block under 64 MiB by default.
-    rows = (max(1, TILE_BYTES // (8 * y.shape[0])) if block_size is None
-            else tile_shape(block_size, x.shape[0], y.shape[0])[0])
+    rows = (max(1, TILE_BYTES // (8 * y.shape[0])) if arithmetic.block_size is None
+            else tile_shape(arithmetic.block_size, x.shape[0], y.shape[0])[0])
     tiling = Tiling(x, y, ops, (rows, y.shape[0]))
-    for r0, r1, c0, c1 in tiling.tiles(progress):
+    for r0, r1, c0, c1 in tiling.tiles(arithmetic.progress):
         block = np.maximum(ops.numpy(tiling.block(r0, r1, c0, c1)), 0.0)
         e = tiling.margin(r0, r1, c0, c1)
         r_idx, c_idx = np.nonzero(block <= _NEAR_ZERO_BOUNDS * e)

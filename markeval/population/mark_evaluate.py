@@ -57,6 +57,7 @@ import numpy as np
 from markeval import geometry
 from markeval._checks import check_choice
 from markeval._signature import make_signature
+from markeval.geometry.arithmetic import Arithmetic, takes_arithmetic
 from markeval.population.ecology import m0_mle
 from markeval.population.samples import encode_sets
 
@@ -262,14 +263,12 @@ def _audits(report, k: int) -> tuple:
     return of(0, 1), of(1, 0)
 
 
-def _geometry(S, S_prime, k, names, *, model, level, layers, backend, device, progress,
-              neighbours, n_jobs) -> _Geometry:
+def _geometry(S, S_prime, k, names, *, model, level, layers,
+              arithmetic: Arithmetic) -> _Geometry:
     a, b, settings = encode_sets(S, S_prime, names, model=model, level=level, layers=layers,
-                                 progress=progress)
+                                 progress=arithmetic.progress)
     # The sets, their dimension and k are checked there, naming the sets as here.
-    g = geometry.mutual_balls(a, b, k, names=names, backend=backend, device=device,
-                              progress=progress, neighbours=neighbours,
-                              n_jobs=n_jobs)
+    g = geometry.mutual_balls(a, b, k, names=names, arithmetic=arithmetic)
     return _Geometry(len(g.balls_a), len(g.balls_b), g.balls_a.k, g.balls_a, g.balls_b,
                      g.a_in_b, g.b_in_a, settings, g.report, _audits(g.report, g.balls_a.k))
 
@@ -447,12 +446,18 @@ _DOC_PARAMS = """
         inside ``joblib.parallel_config(backend="dask")``); the same result.
     progress : bool, default True
         Show progress bars (encoding, and each pass over the distances).
+    arithmetic : geometry.Arithmetic, optional
+        ``backend``, ``device``, ``progress``, ``neighbours`` and ``n_jobs`` as one object,
+        instead of giving them loosely (giving both is refused); it also sets the tiles'
+        ``dtype`` and ``block_size`` (otherwise float32 and automatic).
 """
 
 
+@takes_arithmetic
 def me_petersen(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
                 backend: str = "numpy", device=None, progress: bool = True,
-                neighbours="exact", n_jobs: int | None = 1) -> MEPetersenResult:
+                neighbours="exact", n_jobs: int | None = 1,
+                arithmetic: Arithmetic | None = None) -> MEPetersenResult:
     """ME_Petersen (Eq. 3), symmetric in ``(S, S')``; ``R = 0`` gives ``P̂ = inf``, score 0.
     {params}
     Examples
@@ -464,15 +469,15 @@ def me_petersen(S, S_prime, k: int, *, model=None, level: str = "sentence", laye
     (0.0, 0, inf)
     """
     g = _geometry(S, S_prime, k, ("S", "S_prime"), model=model, level=level, layers=layers,
-                  backend=backend, device=device, progress=progress, neighbours=neighbours,
-                  n_jobs=n_jobs)
+                  arithmetic=arithmetic)
     return _petersen(g)
 
 
+@takes_arithmetic
 def me_schnabel(S, S_prime, k: int, *, estimator: str = "printed", model=None,
                 level: str = "sentence", layers=None, backend: str = "numpy", device=None,
-                progress: bool = True, neighbours="exact",
-                n_jobs: int | None = 1) -> MESchnabelResult:
+                progress: bool = True, neighbours="exact", n_jobs: int | None = 1,
+                arithmetic: Arithmetic | None = None) -> MESchnabelResult:
     """ME_Schnabel (Eqs. 4–5): ``S`` marked first, then one census per ``s'_i`` in input order.
 
     Before the censuses, all of ``S`` and every ``s'`` inside a ball of ``S`` are marked
@@ -510,14 +515,15 @@ def me_schnabel(S, S_prime, k: int, *, estimator: str = "printed", model=None,
     """
     estimator = _check_estimator(estimator)
     g = _geometry(S, S_prime, k, ("S", "S_prime"), model=model, level=level, layers=layers,
-                  backend=backend, device=device, progress=progress, neighbours=neighbours,
-                  n_jobs=n_jobs)
+                  arithmetic=arithmetic)
     return _schnabel(g, estimator)
 
 
+@takes_arithmetic
 def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layers=None,
                backend: str = "numpy", device=None, progress: bool = True,
-               neighbours="exact", n_jobs: int | None = 1) -> MECaptureResult:
+               neighbours="exact", n_jobs: int | None = 1,
+               arithmetic: Arithmetic | None = None) -> MECaptureResult:
     """ME_CAPTURE (Eqs. 6–7): model M0's MLE, symmetric in ``(S, S')``.
 
     ``t = |S| + |S'|`` occasions (one per trap), ``C_total = Σ_s (k + 1 + #s' in ball of s) +
@@ -533,15 +539,16 @@ def me_capture(S, S_prime, k: int, *, model=None, level: str = "sentence", layer
     (1.0, 6, 24)
     """
     g = _geometry(S, S_prime, k, ("S", "S_prime"), model=model, level=level, layers=layers,
-                  backend=backend, device=device, progress=progress, neighbours=neighbours,
-                  n_jobs=n_jobs)
+                  arithmetic=arithmetic)
     return _capture(g)
 
 
+@takes_arithmetic
 def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "printed",
                   model=None, level: str = "sentence", layers=None, backend: str = "numpy",
                   device=None, progress: bool = True, neighbours="exact",
-                  n_jobs: int | None = 1) -> MarkEvaluateResult:
+                  n_jobs: int | None = 1,
+                  arithmetic: Arithmetic | None = None) -> MarkEvaluateResult:
     """All four Mark-Evaluate scores of ``candidate`` against ``reference`` from one geometry.
 
     ``petersen`` and ``capture`` are symmetric; ``schnabel_quality`` =
@@ -552,7 +559,7 @@ def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "pr
     ----------
     reference, candidate : array_like or lists of str
         As ``S`` and ``S_prime`` of :func:`me_petersen`.
-    k, model, level, layers, backend, device, progress, neighbours, n_jobs
+    k, model, level, layers, backend, device, progress, neighbours, n_jobs, arithmetic
         As in :func:`me_petersen`.
     schnabel_estimator : {"printed", "census"}, default "printed"
         ``estimator`` of :func:`me_schnabel`, for both Schnabel scores.
@@ -567,8 +574,7 @@ def mark_evaluate(reference, candidate, k: int, *, schnabel_estimator: str = "pr
     """
     estimator = _check_estimator(schnabel_estimator, "schnabel_estimator")
     g = _geometry(reference, candidate, k, ("reference", "candidate"), model=model,
-                  level=level, layers=layers, backend=backend, device=device, progress=progress,
-                  neighbours=neighbours, n_jobs=n_jobs)
+                  level=level, layers=layers, arithmetic=arithmetic)
     return _all_scores(g, estimator)
 
 
@@ -619,8 +625,8 @@ def mark_evaluate_from_balls(balls: geometry.KNNBalls, balls_prime: geometry.KNN
 
 def _all_scores(g: _Geometry, estimator: str) -> MarkEvaluateResult:
     return MarkEvaluateResult(_petersen(g), _schnabel(g, estimator),
-                              _schnabel(g.reversed(), estimator), _capture(g), g.k, g.signature("mark_evaluate", schnabel=estimator),
-                              g.report)
+                              _schnabel(g.reversed(), estimator), _capture(g), g.k,
+                              g.signature("mark_evaluate", schnabel=estimator), g.report)
 
 
 for _f in (me_petersen, me_schnabel, me_capture):

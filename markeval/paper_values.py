@@ -557,6 +557,13 @@ def paper_table(paper: str, table: str) -> pd.DataFrame:
     return pd.DataFrame(data, index=list(t["rows"]), columns=list(t["columns"]), dtype=float)
 
 
+#: Our metric (registry name) -> the column of Mark-Evaluate Tables 2, 3, 5 and 6 beside it
+#: (the WMT17 and TAC studies both read it).
+ME_COLUMNS = {"bertscore": "BERTScore", "moverscore": "MoverScore", "prd_precision": "PRD",
+              "ipr_precision": "IMPAR", "me_petersen": "ME_Petersen",
+              "me_schnabel_quality": "ME_Schnabel", "me_capture": "ME_CAPTURE"}
+
+
 def comparison_row(paper: str, table: str, row: str, column: str, our_value: float,
                    setting: str) -> dict:
     """One line of ``paper_comparison.csv``: our number beside the paper's printed one.
@@ -739,7 +746,7 @@ def paper_observation(experiment: str, metric: str) -> PaperObservation:
                             "not stated", "")
 
 
-__all__ = ["BEHAVIOURS", "CAPTIONS", "EXPERIMENTS", "MARK_EVALUATE", "MOVERSCORE",
+__all__ = ["BEHAVIOURS", "CAPTIONS", "EXPERIMENTS", "MARK_EVALUATE", "ME_COLUMNS", "MOVERSCORE",
            "OBSERVATIONS", "OBSERVED_METRICS", "PAPERS", "PaperObservation", "PaperValue",
            "TABLE_CONTEXT", "VALUES", "comparison_row", "paper_observation", "paper_table",
            "paper_value"]

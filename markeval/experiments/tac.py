@@ -32,13 +32,13 @@ import numpy as np
 import pandas as pd
 
 from markeval.experiments.choosing_k import best_k
-from markeval.paper_values import comparison_row
+from markeval.experiments.vocabulary import ENCODER, MPNET
+from markeval.paper_values import ME_COLUMNS, comparison_row
 
-__all__ = ["BERTSCORE_LAYER", "CORRELATIONS", "DEFAULT_K", "ENCODER", "HUMAN", "ME_COLUMNS",
-           "ME_METHODS", "MPNET", "MS_METHODS", "MS_ROWS", "ROUGE_OPTIONS",
-           "ROUGE_PROTOCOL", "ROUGE_ROWS", "check_settings", "embedding_comparison",
-           "embedding_topic_scores", "family_best_k", "rouge_comparison", "rouge_key",
-           "rouge_topic_scores", "topic_rows"]
+__all__ = ["BERTSCORE_LAYER", "CORRELATIONS", "DEFAULT_K", "ENCODER", "HUMAN", "ME_METHODS",
+           "MPNET", "MS_METHODS", "MS_ROWS", "ROUGE_OPTIONS", "ROUGE_PROTOCOL", "ROUGE_ROWS",
+           "check_settings", "embedding_comparison", "embedding_topic_scores", "family_best_k",
+           "rouge_comparison", "rouge_key", "rouge_topic_scores", "topic_rows"]
 
 #: Human score -> its label in both papers' tables.
 HUMAN = {"responsiveness": "Responsiveness", "pyr_score": "Pyramid"}
@@ -56,14 +56,8 @@ ROUGE_SETTING = "recall; 4 refs pooled; \\w+ tokens, Snowball; all judged summar
 MS_ROWS = {("bertscore", ""): "BERTScore-F1", ("moverscore", ""): "Wmd-1 + BERT + MNLI + PMeans",
            ("moverscore", "WMD-2"): "Wmd-2 + BERT + MNLI + PMeans",
            ("moverscore", "SMD"): "SMD + BERT + MNLI + PMeans"}
-#: Our metric (registry name) -> the column of Mark-Evaluate Table 3 (TAC 2009 only).
-ME_COLUMNS = {"bertscore": "BERTScore", "moverscore": "MoverScore", "prd_precision": "PRD",
-              "ipr_precision": "IMPAR", "me_petersen": "ME_Petersen",
-              "me_schnabel_quality": "ME_Schnabel", "me_capture": "ME_CAPTURE"}
 #: The K fixed in advance for each k-NN metric (the papers' defaults).
 DEFAULT_K = {"ipr_precision": 3, "me_petersen": 1, "me_schnabel_quality": 1, "me_capture": 1}
-ENCODER = "all-MiniLM-L6-v2"
-MPNET = "all-mpnet-base-v2"
 #: The hidden state BERTScore reads per encoder: MiniLM's last (its default here); for the
 #: BERT-base-shaped all-mpnet-base-v2 the 9th of 12, bert-score's layer for BERT-base.
 BERTSCORE_LAYER = {ENCODER: None, MPNET: 9}

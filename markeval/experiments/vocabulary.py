@@ -25,9 +25,12 @@ import pandas as pd
 
 from markeval import registry
 
-__all__ = ["LONG_COLUMNS", "PROTOCOLS", "REGISTRY_KEYS", "encoder_name", "label",
-           "oriented_scores"]
+__all__ = ["ENCODER", "LONG_COLUMNS", "MPNET", "PROTOCOLS", "REGISTRY_KEYS", "encoder_name",
+           "label", "oriented_scores"]
 
+#: The packaged encoders the correlation studies run, as result rows name them: the book's
+#: (all-MiniLM-L6-v2) and one shaped like the papers' BERT-base (12 layers, 768 dimensions).
+ENCODER, MPNET = "all-MiniLM-L6-v2", "all-mpnet-base-v2"
 #: The columns that name a number in every long result row, in order.
 LONG_COLUMNS = ("encoder", "protocol", "metric", "k", "options", "value")
 #: How a system's score is formed from its outputs.

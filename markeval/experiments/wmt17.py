@@ -31,11 +31,11 @@ import numpy as np
 import pandas as pd
 
 from markeval.experiments.choosing_k import best_k
-from markeval.experiments.vocabulary import LONG_COLUMNS, label
-from markeval.paper_values import comparison_row
+from markeval.experiments.vocabulary import ENCODER, LONG_COLUMNS, MPNET, label
+from markeval.paper_values import ME_COLUMNS, comparison_row
 
 __all__ = ["DEFAULT_K", "ENCODER", "ENCODER_LAYERS", "IPR_K", "KS", "LEXICAL_METRICS",
-           "LEXICAL_NAMES", "LEXICAL_SETTINGS", "ME_COLUMNS", "ME_K_COLUMNS", "ME_TABLES", "MPNET",
+           "LEXICAL_NAMES", "LEXICAL_SETTINGS", "ME_K_COLUMNS", "ME_TABLES", "MPNET",
            "SAME_VECTORS", "SEGMENT_PAIRS", "SEGMENT_ROWS", "SYSTEM_PAIRS", "correlation_of",
            "estimator_best_k", "k_choices", "layer_label", "layer_metric", "lexical_comparison",
            "lexical_correlations", "lexical_segment_scores", "lexical_unit_rows",
@@ -50,8 +50,6 @@ SEGMENT_PAIRS = ["cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en"] 
 KS = (1, 3, 10)  # the K grid for Mark-Evaluate
 DEFAULT_K = 1  # fixed before seeing these data (the Mark-Evaluate chapter: only K = 1 separates)
 IPR_K = 3  # the k of the IPR paper
-ENCODER = "all-MiniLM-L6-v2"
-MPNET = "all-mpnet-base-v2"
 #: Per packaged encoder: its layers, and the one hidden state BERTScore reads, which is also
 #: the layer of the "same vectors" soft alignment (MoverScore Table 5 read BERT's 9th of 12).
 #: MiniLM: its last (BERTScore's default here); all-mpnet-base-v2, shaped like BERT-base: 9.
@@ -308,10 +306,8 @@ def estimator_best_k(corr: pd.DataFrame, metric: str, ks=KS) -> int:
     return best_k({k: corr[(corr.name == metric) & (corr.k == k)].value.mean() for k in ks})
 
 
-#: Mark-Evaluate Tables 2, 5, 6: column -> the registry name of our metric beside it.
-ME_COLUMNS = {"BERTScore": "bertscore", "MoverScore": "moverscore", "PRD": "prd_precision",
-              "IMPAR": "ipr_precision", "ME_Schnabel": "me_schnabel_quality",
-              "ME_Petersen": "me_petersen", "ME_CAPTURE": "me_capture"}
+# Mark-Evaluate Tables 2, 5, 6: column -> the registry name of our metric beside it.
+_METRIC_BESIDE = {column: name for name, column in ME_COLUMNS.items()}
 #: The Mark-Evaluate columns read at a chosen K (IPR is read at the IPR paper's k).
 ME_K_COLUMNS = ("ME_Schnabel", "ME_Petersen", "ME_CAPTURE")
 
@@ -327,7 +323,7 @@ def me_column_metric(column: str, k: int = DEFAULT_K, ipr_k: int = IPR_K
     (('me_schnabel_quality', 3), ('ipr_precision', 3), ('prd_precision', None))
     """
     k = k if column in ME_K_COLUMNS else ipr_k if column == "IMPAR" else None
-    return ME_COLUMNS[column], k
+    return _METRIC_BESIDE[column], k
 
 
 def correlation_of(corr: pd.DataFrame, metric: tuple[str, int | None], pair: str, *,
@@ -365,7 +361,7 @@ def k_choices(column: str, corr: pd.DataFrame, settings: dict) -> list[tuple]:
     estimator at the default K and at the best single K of the grid (``corr``: the
     correlations of the level), IPR at the IPR paper's k; the rest have no K."""
     if column in ME_K_COLUMNS:
-        best = estimator_best_k(corr, ME_COLUMNS[column], settings["ks"])
+        best = estimator_best_k(corr, _METRIC_BESIDE[column], settings["ks"])
         return [("default", settings["default_k"], f"default K={settings['default_k']}"),
                 ("best", best, f"best single K={best} of {settings['ks']}")]
     if column == "IMPAR":

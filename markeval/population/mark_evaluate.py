@@ -19,6 +19,12 @@ and ``P̂ = inf`` (no recapture) scores 0.
 * :func:`me_capture` (Eqs. 6–7) — the M0 MLE with ``t = |S| + |S'|`` occasions;
 * :func:`mark_evaluate` — all four scores from one geometry pass.
 
+The two sets have one meaning and two spellings: ``S`` is the reference set and ``S'`` the
+candidate (generated) set. The three estimators keep the paper's ``(S, S_prime)``, the names
+of markeval's API contract, so that each line reads against its equation; every other
+function of two sets, :func:`mark_evaluate` among them (and FID, PRD, IPR), takes
+``(reference, candidate)`` in that order.
+
 The estimators work on two arrays of samples. Text input passes through a thin text layer
 first (:mod:`markeval.population.samples`), with the default model or ``model``:
 ``level="sentence"`` gives one sample per text (:func:`markeval.encoders.sentence_embeddings`),

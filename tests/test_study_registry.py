@@ -2,7 +2,8 @@
 
 A toy metric of two embedding sets and a toy metric of line-aligned texts are registered
 (:func:`markeval.registry.register`) with no edit anywhere else, and every study that takes
-metrics of that kind scores them, one ci unit each:
+metrics of that kind scores them, one ci unit each (narrowed where a whole unit takes a
+minute; TAC: its harness on eight summaries of the ci topic):
 
 * two embedding sets: the synthetic experiments (stages ``sensitivity`` and ``word_swap``), the
   generator ladder, WMT17 systems (word samples, ``wmt17_system``), WMT17 per segment
@@ -19,6 +20,7 @@ study take no other metric.
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +90,7 @@ def toys(toy):
 def test_register_refuses_a_taken_name_and_unregister_an_unknown_one(toy):
     assert toy in set_metric_names() and toy in ladder_metrics()
     assert registry.get(toy) is TOY
+    assert pickle.loads(pickle.dumps(TOY)) == TOY  # as a study's worker processes receive it
     with pytest.raises(ValueError, match="already registered"):
         registry.register(TOY)
     with pytest.raises(ValueError, match="'bleu' was not added by register"):
@@ -217,22 +220,32 @@ def test_wmt17_per_segment_sets_score_a_registered_set_metric(toy):
 
 
 def test_tac_scores_registered_metrics(toys):
+    """The TAC harness on eight summaries of the ci topic (the whole unit takes a minute:
+    the year's idf and every K of four): the pairwise toy against each reference, averaged;
+    the set toy on the summary's samples against the references' pooled ones."""
     from markeval.datasets import load_tac
-    from markeval.experiments.summarization import (moverscore_items, pairwise_scores,
+    from markeval.encoders import memoize
+    from markeval.experiments.summarization import (embedding_scores, moverscore_idf,
+                                                    moverscore_items, pairwise_scores,
                                                     topic_means)
+    from markeval.experiments.tac import topic_rows
     from markeval.experiments.vocabulary import label
     from markeval.stats import correlation
 
     sets, texts = toys
     stage = get_stage("tac_embedding")
     settings = stage.settings_for("ci")
-    rows = stage.compute("2009/D0901", settings)
+    topic = next(t for t in load_tac(2009) if t.topic_id == "D0901")
+    items = moverscore_items([topic], min_sentences=settings["min_sentences"])[:8]
+    model = memoize(settings["encoder"], layers=range(-5, 0))
+    scores, _ = embedding_scores(items, model, moverscore_idf([topic], model), ks=(1,),
+                                 prd_clusters=settings["prd_clusters"], prd_runs=1, n_jobs=1)
+    rows = topic_rows(2009, scores, items, encoder=settings["encoder"]).assign(
+        unit="2009/D0901")
     mine = rows[rows["metric"].isin([sets, texts])]
     assert dict(zip(mine["metric"], mine["protocol"])) == {
         sets: "pooled references", texts: "mean over references"}
     # the pairwise toy: each summary against each reference, averaged, then correlated
-    topic = next(t for t in load_tac(2009) if t.topic_id == "D0901")
-    items = moverscore_items([topic], min_sentences=settings["min_sentences"])
     values = pairwise_scores(items, lambda h, r: toy_length_gap(h, r).scores)
     expected = correlation(values, [i.responsiveness for i in items], "pearson",
                            n_resamples=0).value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from pathlib import Path
 
 import pytest
@@ -83,6 +85,42 @@ needs_wmt17 = pytest.mark.skipif(
     not _FOUND["wmt17"], reason="WMT17 data not found (../shared/data or $MARKEVAL_DATA)")
 needs_tac = pytest.mark.skipif(
     not _FOUND["tac"], reason="TAC data not found (../shared/data or $MARKEVAL_DATA)")
+
+
+def assert_frozen_options(options) -> None:
+    """A metric's options object (``ChrFOptions``, ...) cannot change and can be a dict key."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(options, dataclasses.fields(options)[0].name, None)
+    copy = dataclasses.replace(options)
+    assert copy == options and hash(copy) == hash(options) and {options: 1}[copy] == 1
+
+
+def assert_checked_by_options(options_class, bad: dict, corpus, statistics, sentence,
+                              *more) -> None:
+    """``options_class(**bad)`` raises naming the bad arguments, and each entry point given
+    ``**bad`` raises that very error (the one check): ``corpus`` and ``statistics`` of one
+    line, ``sentence`` of one sentence, and ``more``, callables of the options alone."""
+    with pytest.raises((TypeError, ValueError)) as made:
+        options_class(**bad)
+    assert all(name in str(made.value) for name in bad), made.value
+    calls = [functools.partial(corpus, ["a"], ["a"]), functools.partial(statistics, ["a"], ["a"]),
+             functools.partial(sentence, "a", "a"), *more]
+    for call in calls:
+        with pytest.raises(type(made.value)) as raised:
+            call(**bad)
+        assert str(raised.value) == str(made.value)
+
+
+def assert_options_reach_every_entry_point(options, hypotheses, references, corpus,
+                                           statistics, from_statistics, sentence):
+    """Given ``options`` as keywords, ``corpus`` scores as ``from_statistics`` of
+    ``statistics``, and ``sentence`` line by line as the item scores of those; returns them."""
+    keywords = dataclasses.asdict(options)
+    stats = statistics(hypotheses, references, **keywords)
+    assert corpus(hypotheses, references, **keywords) == from_statistics(stats)
+    assert [sentence(h, r, **keywords).score for h, r in zip(hypotheses, references)] == list(
+        stats.item_scores())
+    return stats
 
 # The library's doctests that read WMT17 or TAC print real counts: where the data is absent they
 # skip (they must not download during tests). Which calls read which data set:

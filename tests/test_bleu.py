@@ -24,9 +24,11 @@ from sacrebleu.metrics import BLEU
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 from sacrebleu.tokenizers.tokenizer_intl import TokenizerV14International
 
-from conftest import needs_wmt17
+from conftest import (assert_checked_by_options, assert_frozen_options,
+                      assert_options_reach_every_entry_point, needs_wmt17)
 from markeval.datasets import load_wmt17, wmt17_pairs
 from markeval.lexical.bleu import (
+    BLEUOptions,
     BLEUScore,
     NGramReferences,
     bleu,
@@ -868,3 +870,29 @@ def test_nltk_zero_overlap_warning_is_an_option():
 def test_bad_weights_are_named(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         bleu(["a b c"], ["a b c"], **kwargs)
+
+
+# --- Options ------------------------------------------------------------------------------------
+
+OPTIONS = BLEUOptions(max_order=3, smooth="floor", tokenize="none", lowercase=True)
+
+
+def test_options_are_frozen_and_hashable():
+    assert_frozen_options(OPTIONS)
+    assert BLEUOptions(smooth="nltk1", weights=[0.5, 0.5]).weights == (0.5, 0.5)  # hashable
+
+
+@pytest.mark.parametrize("bad", [{"smooth": "laplace"}, {"max_order": 0}, {"lowercase": "yes"},
+                                 {"smooth": "exp", "smooth_value": 1}, {"tokenize": "moses"}])
+def test_a_bad_option_is_refused_by_the_options_alone(bad):
+    assert_checked_by_options(BLEUOptions, bad, bleu, bleu_statistics, sentence_bleu)
+
+
+def test_every_entry_point_scores_the_same_options_alike():
+    hyps, refs = ["The cat sat on it", "a dog"], [["the cat sat on", "A cat sat"], ["a dog ran"]]
+    stats = assert_options_reach_every_entry_point(
+        OPTIONS, hyps, refs, bleu, bleu_statistics, bleu_from_statistics, sentence_bleu)
+    assert list(sentence_bleu_scores(stats)) == list(stats.item_scores())
+    rescored = bleu_statistics(hyps, refs, tokenize="none").with_scoring(max_order=3,
+                                                                         smooth="floor")
+    assert stats.scoring == OPTIONS.scoring == rescored.scoring

@@ -15,6 +15,7 @@ claims on sacrebleu's public calls.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -23,12 +24,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics import CHRF
 
-from conftest import needs_wmt17
+from conftest import (assert_checked_by_options, assert_frozen_options,
+                      assert_options_reach_every_entry_point, needs_wmt17)
 from markeval.datasets import wmt17_pairs
 from markeval.lexical.chrf import (
     SMALL,
     CHRFScore,
     CHRFStatistics,
+    ChrFOptions,
     chrf,
     chrf_from_statistics,
     chrf_statistics,
@@ -480,3 +483,28 @@ def test_bootstrap_is_percentiles_of_resampled_corpus_scores():
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# --- Options ------------------------------------------------------------------------------------
+
+OPTIONS = ChrFOptions(char_order=4, word_order=2, beta=1, lowercase=True, whitespace=True,
+                      eps_smoothing=True)
+
+
+def test_options_are_frozen_and_hashable():
+    assert_frozen_options(OPTIONS)
+
+
+@pytest.mark.parametrize("bad", [{"char_order": 0}, {"beta": "2"}, {"eps_smoothing": None}])
+def test_a_bad_option_is_refused_by_the_options_alone(bad):
+    assert_checked_by_options(ChrFOptions, bad, chrf, chrf_statistics, sentence_chrf,
+                              lambda **o: sentence_chrf_scores(["a"], ["a"], **o))
+
+
+def test_every_entry_point_scores_the_same_options_alike():
+    hyps, refs = ["The cat sat.", "a dog"], [["the cat sat", "The cat sat!"], ["A dog barked"]]
+    stats = assert_options_reach_every_entry_point(
+        OPTIONS, hyps, refs, chrf, chrf_statistics, chrf_from_statistics, sentence_chrf)
+    assert stats.options == OPTIONS and stats.signature == OPTIONS.signature(n_refs=None)
+    scores = sentence_chrf_scores(hyps, refs, **dataclasses.asdict(OPTIONS))
+    assert list(scores) == list(stats.item_scores())

@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 from nltk.translate.gleu_score import corpus_gleu as nltk_corpus_gleu
 from nltk.translate.gleu_score import sentence_gleu as nltk_sentence_gleu
 
-from conftest import needs_wmt17
+from conftest import (assert_checked_by_options, assert_frozen_options,
+                      assert_options_reach_every_entry_point, needs_wmt17)
 from markeval.lexical.gleu import (
+    GLEUOptions,
     GLEUScore,
     NGramReferences,
     gleu,
@@ -219,3 +221,26 @@ def test_results_follow_the_protocol_and_bootstrap():
     rng = np.random.default_rng(2)
     scores = [gleu_from_statistics(stats.take(rng.integers(0, 3, 3))).score for _ in range(40)]
     assert ci.mean == pytest.approx(np.mean(scores), abs=1e-9)
+
+
+# --- Options ------------------------------------------------------------------------------------
+
+OPTIONS = GLEUOptions(min_len=2, max_len=3, tokenize="none", lowercase=True)
+
+
+def test_options_are_frozen_and_hashable():
+    assert_frozen_options(OPTIONS)
+
+
+def test_every_entry_point_scores_the_same_options_alike():
+    hyps, refs = ["A b c D", "b c"], [["a b c d e", "a b d"], ["c b"]]
+    stats = assert_options_reach_every_entry_point(
+        OPTIONS, hyps, refs, gleu, gleu_statistics, gleu_from_statistics, sentence_gleu)
+    assert list(sentence_gleu_scores(stats)) == list(stats.item_scores())
+    assert stats.signature.startswith("gleu|nrefs:var|tok:none|lowercase:yes|min_len:2|max_len:3|")
+
+
+@pytest.mark.parametrize("bad", [{"min_len": 0}, {"min_len": 3, "max_len": 2},
+                                 {"tokenize": "spm"}, {"lowercase": "yes"}])
+def test_a_bad_option_is_refused_by_the_options_alone(bad):
+    assert_checked_by_options(GLEUOptions, bad, gleu, gleu_statistics, sentence_gleu)

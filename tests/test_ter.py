@@ -14,6 +14,7 @@ in `make test-full`, which also compares one whole system file end to end.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import random
@@ -27,10 +28,12 @@ from sacrebleu.metrics import TER
 from sacrebleu.metrics.lib_ter import translation_edit_rate
 from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
-from conftest import needs_wmt17
+from conftest import (assert_checked_by_options, assert_frozen_options,
+                      assert_options_reach_every_entry_point, needs_wmt17)
 from markeval.datasets import load_wmt17
 from markeval.lexical._ter_shifts import MAX_SHIFT_CANDIDATES, count_edits
 from markeval.lexical.ter import (
+    TEROptions,
     TERScore,
     TERSentenceScores,
     TERStatistics,
@@ -423,3 +426,29 @@ def test_bad_input_is_refused_naming_the_argument():
         sentence_ter_scores(["a"])
     with pytest.raises(TypeError, match=r"references\[0\]\[0\]"):
         ter(["a"], [[None]])
+
+
+# --- options -----------------------------------------------------------------------------------
+
+OPTIONS = TEROptions(normalized=True, no_punct=True, case_sensitive=True)
+
+
+def test_options_are_frozen_and_hashable():
+    assert_frozen_options(OPTIONS)
+
+
+@pytest.mark.parametrize("flag", FLAGS)
+def test_a_bad_option_is_refused_by_the_options_alone(flag):
+    assert_checked_by_options(TEROptions, {flag: "yes"}, ter, ter_statistics, sentence_ter,
+                              lambda **o: sentence_ter_scores(["a"], ["a"], **o),
+                              lambda **o: tercom_tokenize("a", **o))
+
+
+def test_every_entry_point_scores_the_same_options_alike():
+    hyps, refs = ["The cat's mat, sat.", "A dog"], [["the cat's mat sat", "a cat sat"], ["a dog"]]
+    stats = assert_options_reach_every_entry_point(
+        OPTIONS, hyps, refs, ter, ter_statistics, ter_from_statistics, sentence_ter)
+    assert stats.options == OPTIONS and stats.signature == OPTIONS.signature(n_refs=None)
+    options = dataclasses.asdict(OPTIONS)
+    assert list(sentence_ter_scores(hyps, refs, **options)) == list(stats.item_scores())
+    assert tercom_tokenize(hyps[0], **options) == ["The", "cat", "'s", "mat", "sat"]

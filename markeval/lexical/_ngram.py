@@ -301,17 +301,22 @@ class NGramReferences:
         return tokenize_many(hypotheses, self.tokenize, lowercase=self.lowercase)
 
 
-def resolve_references(
-    hypotheses, references, tokenize: str | None, lowercase: bool | None
-) -> tuple[list[str], NGramReferences]:
+def check_text_options(tokenize, lowercase) -> tuple[str | None, bool | None]:
+    """BLEU's and GLEU's ``tokenize`` and ``lowercase``, checked; None (the prepared
+    references' setting, or the default) stays None."""
+    return (None if tokenize is None else check_tokenizer(tokenize),
+            None if lowercase is None else check_bool(lowercase, "lowercase"))
+
+
+def resolve_references(hypotheses, references, options) -> tuple[list[str], NGramReferences]:
     """Validate inputs and return ``(hypotheses, NGramReferences)``.
 
-    ``tokenize``/``lowercase`` of ``None`` mean: the prepared references' settings, or
-    ``"13a"``/``False`` for plain lists. Conflicting explicit settings are an error,
-    because silently re-tokenising would make the cached references useless.
+    ``options`` are BLEU's or GLEU's (checked): their ``tokenize``/``lowercase`` of ``None``
+    mean the prepared references' settings, or ``"13a"``/``False`` for plain lists.
+    Conflicting explicit settings are an error, because silently re-tokenising would make
+    the cached references useless.
     """
-    if lowercase is not None:
-        lowercase = check_bool(lowercase, "lowercase")
+    tokenize, lowercase = options.tokenize, options.lowercase
     if isinstance(references, NGramReferences):
         for arg, value, have in (
             ("tokenize", tokenize, references.tokenize),

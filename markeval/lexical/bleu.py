@@ -37,6 +37,7 @@ from markeval.lexical._bleu_smoothing import (
 from markeval.lexical._ngram import (
     NGramReferences,
     SentenceScores,
+    check_text_options,
     closest_lengths,
     count_keys,
     lookup,
@@ -45,6 +46,7 @@ from markeval.lexical._ngram import (
 from markeval.resampling import SufficientStatistics
 
 __all__ = [
+    "BLEUOptions",
     "BLEUScore",
     "BLEUScoring",
     "BLEUStatistics",
@@ -108,7 +110,7 @@ class BLEUScore:
 class BLEUScoring:
     """How BLEU scores its statistics: order, smoothing, effective order, NLTK's weights.
 
-    Validated by :func:`bleu_statistics` (and :meth:`BLEUStatistics.with_scoring`).
+    Checked as :attr:`BLEUOptions.scoring` (by every BLEU function that takes options).
     ``effective_order`` None means sacrebleu's default for the use: off for a corpus score,
     on for sentence scores.
     """
@@ -125,6 +127,67 @@ class BLEUScoring:
         if self.smooth in NLTK_SMOOTHING:
             return None
         return sentence if self.effective_order is None else self.effective_order
+
+
+@dataclass(frozen=True)
+class BLEUOptions:
+    """The options of BLEU, checked once: every BLEU function takes them by these names.
+
+    Some are resolved on the way in: ``smooth_value`` None becomes the method's default,
+    ``max_order`` None ``len(weights)`` (or 4), ``weights`` a tuple of floats, and
+    ``effective_order`` None for NLTK's smoothing, which has no such option. Otherwise
+    ``effective_order`` None stays None (sacrebleu's default for the use, see
+    :class:`BLEUScoring`), and so do ``tokenize`` and ``lowercase`` (those of the
+    :class:`NGramReferences`, or ``"13a"`` and False).
+
+    Parameters
+    ----------
+    max_order : int, optional
+    smooth : str, default "exp"
+    smooth_value : float, optional
+    effective_order : bool, optional
+    tokenize : str, optional
+    lowercase : bool, optional
+    weights : tuple of float, optional
+        As in :func:`bleu`. A bad value raises here, naming the argument and the value.
+
+    Examples
+    --------
+    >>> options = BLEUOptions(smooth="floor", tokenize="none")
+    >>> options.smooth_value, options.max_order
+    (0.1, 4)
+    >>> round(bleu(["a b c d e"], ["a b c d f"], **dataclasses.asdict(options)).score, 4)
+    66.874
+    >>> BLEUOptions(smooth="exp", smooth_value=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: smooth='exp' takes no smooth_value (got 1)
+    """
+
+    max_order: int | None = None
+    smooth: str = "exp"
+    smooth_value: float | None = None
+    effective_order: bool | None = None
+    tokenize: str | None = None
+    lowercase: bool | None = None
+    weights: tuple[float, ...] | None = None
+
+    def __post_init__(self):
+        smooth, smooth_value, effective_order = _check_smoothing(
+            self.smooth, self.smooth_value, self.effective_order)
+        weights, max_order = _check_weights(self.weights, self.max_order, smooth)
+        tokenize, lowercase = check_text_options(self.tokenize, self.lowercase)
+        # Frozen: the checked values go in through object.__setattr__.
+        for name, value in (("max_order", max_order), ("smooth_value", smooth_value),
+                            ("effective_order", effective_order), ("tokenize", tokenize),
+                            ("lowercase", lowercase), ("weights", weights)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def scoring(self) -> BLEUScoring:
+        """The options that score the statistics: all but ``tokenize`` and ``lowercase``."""
+        return BLEUScoring(self.max_order, self.smooth, self.smooth_value, self.effective_order,
+                           self.weights)
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,7 +275,8 @@ class BLEUStatistics(SufficientStatistics):
             max_order = old.max_order
         if effective_order is None:
             effective_order = old.effective_order
-        scoring = _scoring(max_order, smooth, smooth_value, effective_order, weights)
+        scoring = BLEUOptions(max_order=max_order, smooth=smooth, smooth_value=smooth_value,
+                              effective_order=effective_order, weights=weights).scoring
         needed = _orders_needed(scoring.max_order, scoring.smooth)
         if needed > self.max_order:
             raise ValueError(
@@ -271,13 +335,6 @@ def _check_smoothing(smooth, smooth_value, effective_order):
     return smooth, smooth_value, effective_order
 
 
-def _scoring(max_order, smooth, smooth_value, effective_order, weights) -> BLEUScoring:
-    """Validated scoring settings (``effective_order`` None: the use's default)."""
-    smooth, value, effective_order = _check_smoothing(smooth, smooth_value, effective_order)
-    weights, max_order = _check_weights(weights, max_order, smooth)
-    return BLEUScoring(max_order, smooth, value, effective_order, weights)
-
-
 def _signature(stats: BLEUStatistics, *, sentence: bool) -> str:
     c = stats.scoring
     smooth_text = c.smooth if c.smooth_value is None else f"{c.smooth}[{c.smooth_value:.2f}]"
@@ -301,17 +358,12 @@ def _orders_needed(max_order: int, smooth: str) -> int:
 
 
 def bleu_statistics(
-    hypotheses,
-    references,
-    *,
-    max_order: int | None = None,
-    smooth: str = "exp",
-    smooth_value: float | None = None,
-    effective_order: bool | None = None,
-    tokenize: str | None = None,
-    lowercase: bool | None = None,
-    weights: tuple[float, ...] | None = None,
-) -> BLEUStatistics:
+        hypotheses, references, *, max_order: int | None = BLEUOptions.max_order,
+        smooth: str = BLEUOptions.smooth, smooth_value: float | None = BLEUOptions.smooth_value,
+        effective_order: bool | None = BLEUOptions.effective_order,
+        tokenize: str | None = BLEUOptions.tokenize,
+        lowercase: bool | None = BLEUOptions.lowercase,
+        weights: tuple[float, ...] | None = BLEUOptions.weights) -> BLEUStatistics:
     """Count the per-sentence sufficient statistics of BLEU, with the settings that score them.
 
     Parameters
@@ -343,9 +395,17 @@ def bleu_statistics(
     >>> stats.counts.tolist(), stats.totals.tolist(), stats.ref_len.tolist()
     ([[5, 4, 2, 1]], [[7, 6, 5, 4]], [7])
     """
-    scoring = _scoring(max_order, smooth, smooth_value, effective_order, weights)
+    options = BLEUOptions(max_order=max_order, smooth=smooth, smooth_value=smooth_value,
+                          effective_order=effective_order, tokenize=tokenize,
+                          lowercase=lowercase, weights=weights)
+    return _statistics(hypotheses, references, options)
+
+
+def _statistics(hypotheses, references, options: BLEUOptions) -> BLEUStatistics:
+    """:func:`bleu_statistics` with its options checked."""
+    scoring = options.scoring
     counted = _orders_needed(scoring.max_order, scoring.smooth)
-    hypotheses, prepared = resolve_references(hypotheses, references, tokenize, lowercase)
+    hypotheses, prepared = resolve_references(hypotheses, references, options)
     tokens = prepared.tokenize_hypotheses(hypotheses)
     n = len(tokens)
     hyp_len = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
@@ -476,18 +536,12 @@ def bleu_from_statistics(
 
 
 def bleu(
-    hypotheses,
-    references,
-    *,
-    max_order: int | None = None,
-    smooth: str = "exp",
-    smooth_value: float | None = None,
-    effective_order: bool | None = None,
-    tokenize: str | None = None,
-    lowercase: bool | None = None,
-    weights: tuple[float, ...] | None = None,
-    warn: bool = False,
-) -> BLEUScore:
+        hypotheses, references, *, max_order: int | None = BLEUOptions.max_order,
+        smooth: str = BLEUOptions.smooth, smooth_value: float | None = BLEUOptions.smooth_value,
+        effective_order: bool | None = BLEUOptions.effective_order,
+        tokenize: str | None = BLEUOptions.tokenize,
+        lowercase: bool | None = BLEUOptions.lowercase,
+        weights: tuple[float, ...] | None = BLEUOptions.weights, warn: bool = False) -> BLEUScore:
     """Corpus BLEU, identical to sacrebleu's ``corpus_bleu`` (and to NLTK's with ``nltk*``).
 
     .. math::
@@ -559,25 +613,20 @@ def bleu(
     BLEU = 79.07 88.9/85.7/80.0/100.0 (BP = 0.895 ratio = 0.900 hyp_len = 9 ref_len = 10)
     """
     warn = check_bool(warn, "warn")
-    stats = bleu_statistics(hypotheses, references, max_order=max_order, smooth=smooth,
-                            smooth_value=smooth_value, effective_order=effective_order,
-                            tokenize=tokenize, lowercase=lowercase, weights=weights)
+    options = BLEUOptions(max_order=max_order, smooth=smooth, smooth_value=smooth_value,
+                          effective_order=effective_order, tokenize=tokenize,
+                          lowercase=lowercase, weights=weights)
+    stats = _statistics(hypotheses, references, options)
     return _result(stats, stats.matrix.sum(axis=0), _last(stats), sentence=False, warn=warn)
 
 
 def sentence_bleu(
-    hypothesis: str,
-    references,
-    *,
-    max_order: int | None = None,
-    smooth: str = "exp",
-    smooth_value: float | None = None,
-    effective_order: bool | None = None,
-    tokenize: str | None = None,
-    lowercase: bool | None = None,
-    weights: tuple[float, ...] | None = None,
-    warn: bool = False,
-) -> BLEUScore:
+        hypothesis: str, references, *, max_order: int | None = BLEUOptions.max_order,
+        smooth: str = BLEUOptions.smooth, smooth_value: float | None = BLEUOptions.smooth_value,
+        effective_order: bool | None = BLEUOptions.effective_order,
+        tokenize: str | None = BLEUOptions.tokenize,
+        lowercase: bool | None = BLEUOptions.lowercase,
+        weights: tuple[float, ...] | None = BLEUOptions.weights, warn: bool = False) -> BLEUScore:
     """BLEU of one sentence, identical to sacrebleu's ``sentence_bleu`` (or NLTK's).
 
     Defaults follow sacrebleu: ``exp`` smoothing and effective order on.
@@ -606,9 +655,10 @@ def sentence_bleu(
     if isinstance(references, NGramReferences):
         raise TypeError("sentence_bleu takes the references of one sentence: a str or list")
     warn = check_bool(warn, "warn")
-    stats = bleu_statistics([hypothesis], [references], max_order=max_order, smooth=smooth,
-                            smooth_value=smooth_value, effective_order=effective_order,
-                            tokenize=tokenize, lowercase=lowercase, weights=weights)
+    options = BLEUOptions(max_order=max_order, smooth=smooth, smooth_value=smooth_value,
+                          effective_order=effective_order, tokenize=tokenize,
+                          lowercase=lowercase, weights=weights)
+    stats = _statistics([hypothesis], [references], options)
     return _result(stats, stats.matrix[0], _last(stats), sentence=True, warn=warn)
 
 

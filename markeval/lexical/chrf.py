@@ -38,6 +38,7 @@ renumbered densely order by order instead; below 8 sentences plain dicts are fas
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ from markeval.resampling import SufficientStatistics
 __all__ = [
     "CHRFScore",
     "CHRFStatistics",
+    "ChrFOptions",
     "chrf",
     "chrf_from_statistics",
     "chrf_statistics",
@@ -75,6 +77,73 @@ EPS = 1e-16
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
 #: Below this many sentences (or rows), plain Python beats numpy's per-call overhead.
 SMALL = 8
+
+
+# --- Options -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChrFOptions:
+    """The options of chrF, checked once: every chrF function takes them by these names.
+
+    Parameters
+    ----------
+    char_order : int, default 6
+    word_order : int, default 0
+    beta : float, default 2
+    lowercase, whitespace, eps_smoothing : bool, default False
+        As in :func:`chrf`. A bad value raises here, naming the argument and the value.
+
+    Examples
+    --------
+    >>> options = ChrFOptions(word_order=2)
+    >>> options.signature(n_refs=1)  # doctest: +ELLIPSIS
+    'chrF2++|nrefs:1|lowercase:no|eff:yes|nc:6|nw:2|space:no|version:...'
+    >>> print(chrf(["a black cat"], ["the black cat"], **dataclasses.asdict(options)))
+    chrF2++ = 64.50
+    >>> ChrFOptions(beta=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: beta must be > 0, got 0
+    """
+
+    char_order: int = 6
+    word_order: int = 0
+    beta: float = 2
+    lowercase: bool = False
+    whitespace: bool = False
+    eps_smoothing: bool = False
+
+    def __post_init__(self):
+        # Frozen, so the checked values (numpy integers as ints) go in through object.__setattr__.
+        store = object.__setattr__
+        store(self, "char_order", check_int(self.char_order, "char_order", minimum=1))
+        store(self, "word_order", check_int(self.word_order, "word_order", minimum=0))
+        beta = self.beta
+        check_number(beta, "beta")  # its type is kept: beta=2 names chrF2, not chrF2.0
+        if not beta > 0:
+            raise ValueError(f"beta must be > 0, got {beta!r}")
+        if not math.isfinite(float(beta) * float(beta)):  # the F-score weighs by beta ** 2
+            raise ValueError(f"beta must have a finite square (beta <= 1e154), got {beta!r}")
+        for name in ("lowercase", "whitespace", "eps_smoothing"):
+            store(self, name, check_bool(getattr(self, name), name))
+
+    def signature(self, n_refs: int | None) -> str:
+        """sacrebleu's signature of chrF with these options and ``n_refs`` references per
+        sentence (None: it varies)."""
+        return make_signature(
+            _name(self.beta, self.word_order),
+            nrefs=n_refs if n_refs is not None else "var",
+            lowercase=self.lowercase,
+            eff=not self.eps_smoothing,
+            nc=self.char_order,
+            nw=self.word_order,
+            space=self.whitespace,
+        )
+
+
+def _name(beta, word_order: int) -> str:
+    return f"chrF{beta}" + "+" * word_order
 
 
 # --- Results -----------------------------------------------------------------------------------
@@ -172,11 +241,15 @@ class CHRFStatistics(SufficientStatistics):
         """Matching n-grams per sentence and order, shape (n, orders)."""
         return self.matrix[:, 2::3]
 
+    @property
+    def options(self) -> ChrFOptions:
+        """The options the statistics were counted with."""
+        return ChrFOptions(self.char_order, self.word_order, self.beta, self.lowercase,
+                           self.whitespace, self.eps_smoothing)
+
     def take(self, indices) -> CHRFStatistics:
         """The statistics of the sentences at ``indices`` (in that order; repeats allowed)."""
-        idx = np.asarray(indices, dtype=np.int64)
-        return CHRFStatistics(self.matrix[idx], self.char_order, self.word_order, self.beta,
-                              self.lowercase, self.whitespace, self.eps_smoothing, self.n_refs)
+        return dataclasses.replace(self, matrix=self.matrix[np.asarray(indices, dtype=np.int64)])
 
     def scores(self, sums, *, float32: bool = False) -> np.ndarray:
         """chrF (0-100) of each row of ``sums``, an array of shape (m, 3 * orders).
@@ -189,20 +262,21 @@ class CHRFStatistics(SufficientStatistics):
         sums = np.asarray(sums)
         if sums.ndim != 2 or sums.shape[1] != 3 * self.orders:
             raise ValueError(f"sums must have shape (m, {3 * self.orders}), got {sums.shape}")
-        return _f_scores(sums, self.beta, self.eps_smoothing)
+        return _f_scores(sums, self.options)
 
     @property
     def signature(self) -> str:
         """The signature of scores from these statistics."""
-        return _signature(self)
+        return self.options.signature(self.n_refs)
 
 
 # --- Scoring (vectorised over rows, sacrebleu's float operations in its order) ---------------
 
 
-def _f_score(row: list[int], beta, eps_smoothing: bool) -> float:
+def _f_score(row: list[int], options: ChrFOptions) -> float:
     """The score of one row, in plain Python (the same operations as :func:`_f_scores`)."""
-    factor = beta ** 2
+    eps_smoothing = options.eps_smoothing
+    factor = options.beta ** 2
     orders = len(row) // 3
     score = avg_prec = avg_rec = 0.0
     effective = 0
@@ -227,14 +301,15 @@ def _f_score(row: list[int], beta, eps_smoothing: bool) -> float:
     return 100 * ((1 + factor) * avg_prec * avg_rec / (factor * avg_prec + avg_rec))
 
 
-def _f_scores(stats: np.ndarray, beta, eps_smoothing: bool) -> np.ndarray:
+def _f_scores(stats: np.ndarray, options: ChrFOptions) -> np.ndarray:
     """sacrebleu's ``CHRF._compute_f_score`` of every row of ``stats`` (m, 3 * orders)."""
     if len(stats) < SMALL:  # numpy's per-call overhead would dominate
-        return np.array([_f_score(row, beta, eps_smoothing) for row in np.asarray(stats).tolist()],
+        return np.array([_f_score(row, options) for row in np.asarray(stats).tolist()],
                         dtype=np.float64)
     stats = np.asarray(stats, dtype=np.float64)  # exact: counts are far below 2**53
     m, orders = stats.shape[0], stats.shape[1] // 3
-    factor = beta ** 2
+    eps_smoothing = options.eps_smoothing
+    factor = options.beta ** 2
     score = np.zeros(m)
     avg_prec, avg_rec = np.zeros(m), np.zeros(m)
     effective = np.zeros(m, dtype=np.int64)
@@ -408,8 +483,8 @@ def _matches_general(symbols, lengths, n_pairs: int, order: int, vocab: int) -> 
     return out
 
 
-def _pair_statistics(hyps: list[str], refs: list[str], char_order: int, word_order: int,
-                     whitespace: bool, method: str = "auto") -> np.ndarray:
+def _pair_statistics(hyps: list[str], refs: list[str], options: ChrFOptions,
+                     method: str = "auto") -> np.ndarray:
     """Statistics of hypothesis ``i`` against reference ``i``: shape (P, 3 * orders).
 
     ``method``: ``"auto"`` (``"counter"`` below :data:`SMALL` pairs, else ``"packed"``),
@@ -420,13 +495,13 @@ def _pair_statistics(hyps: list[str], refs: list[str], char_order: int, word_ord
     if method == "auto":
         method = "counter" if len(hyps) < SMALL else "packed"
     if method == "counter":
-        return _pair_statistics_counter(hyps, refs, char_order, word_order, whitespace)
+        return _pair_statistics_counter(hyps, refs, options)
     packed = method == "packed"
     pairs = len(hyps)
     columns = []
-    streams = [(char_order, _chars(hyps + refs, whitespace))]
-    if word_order:
-        streams.append((word_order, _words(hyps + refs)))
+    streams = [(options.char_order, _chars(hyps + refs, options.whitespace))]
+    if options.word_order:
+        streams.append((options.word_order, _words(hyps + refs)))
     for order, (symbols, lengths, vocab) in streams:
         matches = _matches(symbols, lengths, pairs, order, vocab, packed=packed)
         for n in range(1, order + 1):
@@ -447,11 +522,12 @@ def _order_counts(hyp, ref, n: int) -> tuple[int, int, int]:
     return hyp_count, ref_count, sum(min(c, in_ref[g]) for g, c in in_hyp.items() if g in in_ref)
 
 
-def _pair_statistics_counter(hyps, refs, char_order, word_order, whitespace) -> np.ndarray:
+def _pair_statistics_counter(hyps, refs, options: ChrFOptions) -> np.ndarray:
+    char_order, word_order = options.char_order, options.word_order
     rows = []
     for hyp, ref in zip(hyps, refs):
         row: list[int] = []
-        chars = [t if whitespace else "".join(t.split()) for t in (hyp, ref)]
+        chars = [t if options.whitespace else "".join(t.split()) for t in (hyp, ref)]
         for n in range(1, char_order + 1):
             row += _order_counts(chars[0], chars[1], n)
         if word_order:
@@ -462,57 +538,14 @@ def _pair_statistics_counter(hyps, refs, char_order, word_order, whitespace) -> 
     return np.array(rows, dtype=np.int64).reshape(len(rows), 3 * (char_order + word_order))
 
 
-# --- Arguments -------------------------------------------------------------------------------
-
-
-def _check_options(char_order, word_order, beta, lowercase, whitespace, eps_smoothing):
-    char_order = check_int(char_order, "char_order", minimum=1)
-    word_order = check_int(word_order, "word_order", minimum=0)
-    check_number(beta, "beta")
-    if not beta > 0:
-        raise ValueError(f"beta must be > 0, got {beta!r}")
-    if not math.isfinite(float(beta) * float(beta)):  # the F-score weighs by beta ** 2
-        raise ValueError(f"beta must have a finite square (beta <= 1e154), got {beta!r}")
-    return (char_order, word_order, beta, check_bool(lowercase, "lowercase"),
-            check_bool(whitespace, "whitespace"), check_bool(eps_smoothing, "eps_smoothing"))
-
-
-def _name(beta, word_order: int) -> str:
-    return f"chrF{beta}" + "+" * word_order
-
-
-def _signature(stats: CHRFStatistics, **extra) -> str:
-    return make_signature(
-        _name(stats.beta, stats.word_order),
-        nrefs=stats.n_refs if stats.n_refs is not None else "var",
-        lowercase=stats.lowercase,
-        eff=not stats.eps_smoothing,
-        nc=stats.char_order,
-        nw=stats.word_order,
-        space=stats.whitespace,
-        **extra,
-    )
-
-
-def _result(stats: CHRFStatistics, score: float) -> CHRFScore:
-    return CHRFScore(score=float(score), char_order=stats.char_order,
-                     word_order=stats.word_order, beta=stats.beta, signature=_signature(stats))
-
-
 # --- Public functions ----------------------------------------------------------------------------
 
 
 def chrf_statistics(
-    hypotheses,
-    references,
-    *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: float = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
-    _method: str = "auto",
+        hypotheses, references, *, char_order: int = ChrFOptions.char_order,
+        word_order: int = ChrFOptions.word_order, beta: float = ChrFOptions.beta,
+        lowercase: bool = ChrFOptions.lowercase, whitespace: bool = ChrFOptions.whitespace,
+        eps_smoothing: bool = ChrFOptions.eps_smoothing, _method: str = "auto"
 ) -> CHRFStatistics:
     """Count the per-sentence sufficient statistics of chrF (chrF++ with ``word_order=2``).
 
@@ -547,26 +580,32 @@ def chrf_statistics(
     >>> round(chrf_from_statistics(stats).score, 2)
     56.11
     """
-    char_order, word_order, beta, lowercase, whitespace, eps_smoothing = _check_options(
-        char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
+    options = ChrFOptions(char_order=char_order, word_order=word_order, beta=beta,
+                          lowercase=lowercase, whitespace=whitespace,
+                          eps_smoothing=eps_smoothing)
+    return _statistics(hypotheses, references, options, _method)
+
+
+def _statistics(hypotheses, references, options: ChrFOptions,
+                method: str = "auto") -> CHRFStatistics:
+    """:func:`chrf_statistics` with its options checked (``method``: see
+    :func:`_pair_statistics`)."""
     hypotheses = check_strings(hypotheses, "hypotheses")
     references = check_references(hypotheses, references)
-    if lowercase:
+    if options.lowercase:
         hypotheses = [h.lower() for h in hypotheses]
         references = [[r.lower() for r in refs] for refs in references]
     counts = {len(refs) for refs in references}
     n_refs = counts.pop() if len(counts) == 1 else None
     if n_refs == 1:
-        matrix = _pair_statistics(hypotheses, [refs[0] for refs in references], char_order,
-                                  word_order, whitespace, _method)
+        matrix = _pair_statistics(hypotheses, [refs[0] for refs in references], options,
+                                  method)
     else:
         owner = np.repeat(np.arange(len(hypotheses)), [len(refs) for refs in references])
         matrix = _pair_statistics([hypotheses[i] for i in owner],
-                                  list(chain.from_iterable(references)), char_order,
-                                  word_order, whitespace, _method)
-        matrix = matrix[_best_references(_f_scores(matrix, beta, eps_smoothing), owner)]
-    return CHRFStatistics(matrix, char_order, word_order, beta, lowercase, whitespace,
-                          eps_smoothing, n_refs)
+                                  list(chain.from_iterable(references)), options, method)
+        matrix = matrix[_best_references(_f_scores(matrix, options), owner)]
+    return CHRFStatistics(matrix, **dataclasses.asdict(options), n_refs=n_refs)
 
 
 def _best_references(f: np.ndarray, owner: np.ndarray) -> np.ndarray:
@@ -594,20 +633,15 @@ def chrf_from_statistics(stats: CHRFStatistics) -> CHRFScore:
         raise TypeError(f"stats must be CHRFStatistics, got {type(stats).__name__}")
     if len(stats) == 0:
         raise ValueError("stats has no sentences")
-    return _result(stats, stats.corpus_score())
+    return CHRFScore(score=float(stats.corpus_score()), char_order=stats.char_order,
+                     word_order=stats.word_order, beta=stats.beta, signature=stats.signature)
 
 
 def chrf(
-    hypotheses,
-    references,
-    *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: float = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
-) -> CHRFScore:
+        hypotheses, references, *, char_order: int = ChrFOptions.char_order,
+        word_order: int = ChrFOptions.word_order, beta: float = ChrFOptions.beta,
+        lowercase: bool = ChrFOptions.lowercase, whitespace: bool = ChrFOptions.whitespace,
+        eps_smoothing: bool = ChrFOptions.eps_smoothing) -> CHRFScore:
     """Corpus chrF (Popović, 2015), or chrF++ with ``word_order=2`` (Popović, 2017).
 
     Identical to sacrebleu 2.x's ``CHRF(...).corpus_score``: per-sentence statistics are
@@ -660,23 +694,17 @@ def chrf(
     >>> result.signature  # doctest: +ELLIPSIS
     'chrF2|nrefs:1|lowercase:no|eff:yes|nc:6|nw:0|space:no|version:...'
     """
-    stats = chrf_statistics(hypotheses, references, char_order=char_order,
-                            word_order=word_order, beta=beta, lowercase=lowercase,
-                            whitespace=whitespace, eps_smoothing=eps_smoothing)
-    return chrf_from_statistics(stats)
+    options = ChrFOptions(char_order=char_order, word_order=word_order, beta=beta,
+                          lowercase=lowercase, whitespace=whitespace,
+                          eps_smoothing=eps_smoothing)
+    return chrf_from_statistics(_statistics(hypotheses, references, options))
 
 
 def sentence_chrf(
-    hypothesis: str,
-    references,
-    *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: float = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
-) -> CHRFScore:
+        hypothesis: str, references, *, char_order: int = ChrFOptions.char_order,
+        word_order: int = ChrFOptions.word_order, beta: float = ChrFOptions.beta,
+        lowercase: bool = ChrFOptions.lowercase, whitespace: bool = ChrFOptions.whitespace,
+        eps_smoothing: bool = ChrFOptions.eps_smoothing) -> CHRFScore:
     """chrF of one sentence, identical to sacrebleu's ``CHRF(...).sentence_score``.
 
     Parameters
@@ -698,23 +726,17 @@ def sentence_chrf(
     check_string(hypothesis, "hypothesis")
     if not isinstance(references, str):
         references = check_strings(references, "references")
-    stats = chrf_statistics([hypothesis], [references], char_order=char_order,
-                            word_order=word_order, beta=beta, lowercase=lowercase,
-                            whitespace=whitespace, eps_smoothing=eps_smoothing)
-    return chrf_from_statistics(stats)
+    options = ChrFOptions(char_order=char_order, word_order=word_order, beta=beta,
+                          lowercase=lowercase, whitespace=whitespace,
+                          eps_smoothing=eps_smoothing)
+    return chrf_from_statistics(_statistics([hypothesis], [references], options))
 
 
 def sentence_chrf_scores(
-    hypotheses,
-    references,
-    *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: float = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
-) -> SentenceScores:
+        hypotheses, references, *, char_order: int = ChrFOptions.char_order,
+        word_order: int = ChrFOptions.word_order, beta: float = ChrFOptions.beta,
+        lowercase: bool = ChrFOptions.lowercase, whitespace: bool = ChrFOptions.whitespace,
+        eps_smoothing: bool = ChrFOptions.eps_smoothing) -> SentenceScores:
     """Sentence chrF of every hypothesis (the numbers :func:`sentence_chrf` gives one by one).
 
     Returns
@@ -729,7 +751,8 @@ def sentence_chrf_scores(
     >>> [round(x, 2) for x in scores], round(scores.score, 2)
     ([100.0, 31.25], 65.62)
     """
-    stats = chrf_statistics(hypotheses, references, char_order=char_order,
-                            word_order=word_order, beta=beta, lowercase=lowercase,
-                            whitespace=whitespace, eps_smoothing=eps_smoothing)
-    return SentenceScores(tuple(float(x) for x in stats.item_scores()), _signature(stats))
+    options = ChrFOptions(char_order=char_order, word_order=word_order, beta=beta,
+                          lowercase=lowercase, whitespace=whitespace,
+                          eps_smoothing=eps_smoothing)
+    stats = _statistics(hypotheses, references, options)
+    return SentenceScores(tuple(float(x) for x in stats.item_scores()), stats.signature)

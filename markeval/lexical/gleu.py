@@ -10,6 +10,7 @@ before dividing (as NLTK's ``corpus_gleu``), which is *not* the mean of sentence
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,11 +18,12 @@ import numpy as np
 
 from markeval._checks import check_int, check_string
 from markeval._signature import make_signature
-from markeval.lexical._ngram import (NGramReferences, SentenceScores, count_keys, lookup,
-                                     resolve_references)
+from markeval.lexical._ngram import (NGramReferences, SentenceScores, check_text_options,
+                                     count_keys, lookup, resolve_references)
 from markeval.resampling import SufficientStatistics
 
 __all__ = [
+    "GLEUOptions",
     "GLEUScore",
     "GLEUStatistics",
     "NGramReferences",
@@ -32,6 +34,47 @@ __all__ = [
     "sentence_gleu",
     "sentence_gleu_scores",
 ]
+
+
+@dataclass(frozen=True)
+class GLEUOptions:
+    """The options of GLEU, checked once: every GLEU function takes them by these names.
+
+    Parameters
+    ----------
+    min_len, max_len : int, default 1 and 4
+    tokenize : str, optional
+    lowercase : bool, optional
+        As in :func:`gleu`. A bad value raises here, naming the argument and the value.
+
+    Examples
+    --------
+    Unigrams 3 and 3 with 2 matches, bigrams 2 and 2 with 1: GLEU is 3 / 5.
+
+    >>> options = GLEUOptions(max_len=2, tokenize="none")
+    >>> gleu(["a b c"], ["a b d"], **dataclasses.asdict(options)).score
+    60.0
+    >>> GLEUOptions(min_len=3, max_len=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_len=2 must be >= min_len=3
+    """
+
+    min_len: int = 1
+    max_len: int = 4
+    tokenize: str | None = None
+    lowercase: bool | None = None
+
+    def __post_init__(self):
+        min_len = check_int(self.min_len, "min_len", minimum=1)
+        max_len = check_int(self.max_len, "max_len", minimum=1)
+        if max_len < min_len:
+            raise ValueError(f"max_len={max_len} must be >= min_len={min_len}")
+        tokenize, lowercase = check_text_options(self.tokenize, self.lowercase)
+        # Frozen: the checked values (numpy integers as ints) go in through object.__setattr__.
+        for name, value in (("min_len", min_len), ("max_len", max_len), ("tokenize", tokenize),
+                            ("lowercase", lowercase)):
+            object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True)
@@ -121,18 +164,9 @@ class GLEUStatistics(SufficientStatistics):
     def take(self, indices) -> GLEUStatistics:
         """The statistics of the sentences at ``indices`` (in that order; repeats allowed)."""
         idx = np.asarray(indices, dtype=np.int64)
-        return GLEUStatistics(
-            self.matches[idx], self.total[idx], self.hyp_ngrams[idx], self.ref_ngrams[idx],
-            self.n_refs, self.tokenize, self.lowercase, self.min_len, self.max_len,
-        )
-
-
-def _check_lengths(min_len, max_len) -> tuple[int, int]:
-    min_len = check_int(min_len, "min_len", minimum=1)
-    max_len = check_int(max_len, "max_len", minimum=1)
-    if max_len < min_len:
-        raise ValueError(f"max_len={max_len} must be >= min_len={min_len}")
-    return min_len, max_len
+        return dataclasses.replace(self, matches=self.matches[idx], total=self.total[idx],
+                                   hyp_ngrams=self.hyp_ngrams[idx],
+                                   ref_ngrams=self.ref_ngrams[idx])
 
 
 def _ngrams_in_range(lengths: np.ndarray, min_len: int, max_len: int) -> np.ndarray:
@@ -141,14 +175,9 @@ def _ngrams_in_range(lengths: np.ndarray, min_len: int, max_len: int) -> np.ndar
 
 
 def gleu_statistics(
-    hypotheses,
-    references,
-    *,
-    min_len: int = 1,
-    max_len: int = 4,
-    tokenize: str | None = None,
-    lowercase: bool | None = None,
-) -> GLEUStatistics:
+        hypotheses, references, *, min_len: int = GLEUOptions.min_len,
+        max_len: int = GLEUOptions.max_len, tokenize: str | None = GLEUOptions.tokenize,
+        lowercase: bool | None = GLEUOptions.lowercase) -> GLEUStatistics:
     """Count the per-sentence sufficient statistics of GLEU.
 
     Parameters
@@ -174,8 +203,15 @@ def gleu_statistics(
     >>> stats.matches.tolist(), stats.total.tolist(), stats.ref_ngrams.tolist()
     ([6], [10], [10])
     """
-    min_len, max_len = _check_lengths(min_len, max_len)
-    hypotheses, prepared = resolve_references(hypotheses, references, tokenize, lowercase)
+    options = GLEUOptions(min_len=min_len, max_len=max_len, tokenize=tokenize,
+                          lowercase=lowercase)
+    return _statistics(hypotheses, references, options)
+
+
+def _statistics(hypotheses, references, options: GLEUOptions) -> GLEUStatistics:
+    """:func:`gleu_statistics` with its options checked."""
+    min_len, max_len = options.min_len, options.max_len
+    hypotheses, prepared = resolve_references(hypotheses, references, options)
     tokens = prepared.tokenize_hypotheses(hypotheses)
     n = len(tokens)
     hyp_len = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
@@ -249,14 +285,9 @@ def gleu_from_statistics(stats: GLEUStatistics) -> GLEUScore:
 
 
 def gleu(
-    hypotheses,
-    references,
-    *,
-    min_len: int = 1,
-    max_len: int = 4,
-    tokenize: str | None = None,
-    lowercase: bool | None = None,
-) -> GLEUScore:
+        hypotheses, references, *, min_len: int = GLEUOptions.min_len,
+        max_len: int = GLEUOptions.max_len, tokenize: str | None = GLEUOptions.tokenize,
+        lowercase: bool | None = GLEUOptions.lowercase) -> GLEUScore:
     """Corpus GLEU, identical to NLTK's ``corpus_gleu`` (times 100).
 
     .. math::
@@ -289,23 +320,15 @@ def gleu(
     >>> round(result.score, 2), result.matches, result.total
     (58.33, 14, 24)
     """
-    return gleu_from_statistics(
-        gleu_statistics(
-            hypotheses, references, min_len=min_len, max_len=max_len,
-            tokenize=tokenize, lowercase=lowercase,
-        )
-    )
+    options = GLEUOptions(min_len=min_len, max_len=max_len, tokenize=tokenize,
+                          lowercase=lowercase)
+    return gleu_from_statistics(_statistics(hypotheses, references, options))
 
 
 def sentence_gleu(
-    hypothesis: str,
-    references,
-    *,
-    min_len: int = 1,
-    max_len: int = 4,
-    tokenize: str | None = None,
-    lowercase: bool | None = None,
-) -> GLEUScore:
+        hypothesis: str, references, *, min_len: int = GLEUOptions.min_len,
+        max_len: int = GLEUOptions.max_len, tokenize: str | None = GLEUOptions.tokenize,
+        lowercase: bool | None = GLEUOptions.lowercase) -> GLEUScore:
     """GLEU of one sentence, identical to NLTK's ``sentence_gleu`` (times 100).
 
     Parameters
@@ -326,10 +349,9 @@ def sentence_gleu(
     check_string(hypothesis, "hypothesis")
     if isinstance(references, NGramReferences):
         raise TypeError("sentence_gleu takes the references of one sentence: a str or list")
-    return gleu(
-        [hypothesis], [references], min_len=min_len, max_len=max_len,
-        tokenize=tokenize, lowercase=lowercase,
-    )
+    options = GLEUOptions(min_len=min_len, max_len=max_len, tokenize=tokenize,
+                          lowercase=lowercase)
+    return gleu_from_statistics(_statistics([hypothesis], [references], options))
 
 
 def sentence_gleu_scores(stats: GLEUStatistics) -> SentenceScores:

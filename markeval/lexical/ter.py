@@ -53,6 +53,7 @@ When no block can be moved to a place where it matches, only word edits remain:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import ClassVar
@@ -66,6 +67,7 @@ from markeval.lexical._ter_shifts import count_edits
 from markeval.resampling import SufficientStatistics
 
 __all__ = [
+    "TEROptions",
     "TERScore",
     "TERSentenceScores",
     "TERStatistics",
@@ -77,6 +79,57 @@ __all__ = [
     "ter_statistics",
     "tercom_tokenize",
 ]
+
+# --- options ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TEROptions:
+    """The options of TER (tercom's normalisation), checked once: every TER function takes
+    them by these names.
+
+    Parameters
+    ----------
+    normalized, no_punct, asian_support, case_sensitive : bool, default False
+        As in :func:`ter`. A value that is not a bool raises here, naming the argument.
+
+    Examples
+    --------
+    >>> options = TEROptions(case_sensitive=True)
+    >>> options.signature(n_refs=1)  # doctest: +ELLIPSIS
+    'ter|nrefs:1|case:mixed|tok:tercom|norm:no|punct:yes|asian:no|version:...'
+    >>> ter(["The cat"], ["the cat"], **dataclasses.asdict(options)).score
+    50.0
+    >>> TEROptions(no_punct="yes")
+    Traceback (most recent call last):
+    ...
+    TypeError: no_punct must be True or False, got str: 'yes'
+    """
+
+    normalized: bool = False
+    no_punct: bool = False
+    asian_support: bool = False
+    case_sensitive: bool = False
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            # Frozen: the checked value (numpy's bool as bool) goes in through object.__setattr__.
+            object.__setattr__(self, field.name, check_bool(getattr(self, field.name),
+                                                            field.name))
+
+    def signature(self, n_refs: int | None) -> str:
+        """sacrebleu's signature of TER with these options and ``n_refs`` references per
+        sentence (None: it varies)."""
+        return make_signature(
+            "ter",
+            nrefs=n_refs if n_refs is not None else "var",
+            case="mixed" if self.case_sensitive else "lc",
+            tok="tercom",
+            norm=self.normalized,
+            punct=not self.no_punct,
+            asian=self.asian_support,
+        )
+
 
 # --- tercom's normaliser (sacrebleu's TercomTokenizer) ----------------------------------------
 
@@ -131,31 +184,29 @@ def _apply(rules, sent: str) -> str:
     return sent
 
 
-def _normalise(sent: str, normalized: bool, no_punct: bool, asian_support: bool,
-               case_sensitive: bool) -> tuple[str, ...]:
+def _normalise(sent: str, options: TEROptions) -> tuple[str, ...]:
     sent = sent.rstrip()
     if not sent:
         return ()
-    if not case_sensitive:
+    if not options.case_sensitive:
         sent = sent.lower()
-    if normalized:
+    if options.normalized:
         sent = f" {_apply('general', sent)} "
         sent = _apply("western", sent)
-        if asian_support:
+        if options.asian_support:
             sent = _apply("asian", sent)
-    if no_punct:
+    if options.no_punct:
         sent = _apply("punct", sent)
-        if asian_support:
+        if options.asian_support:
             sent = _apply("asian_punct", sent)
     return tuple(sent.split())
 
 
-_CACHE: dict[tuple[bool, tuple[bool, ...]], dict[str, tuple[str, ...]]] = {}
+_CACHE: dict[tuple[bool, TEROptions], dict[str, tuple[str, ...]]] = {}
 _CACHE_LIMIT = 1 << 17
 
 
-def _tokenize_all(texts: list[str], options: tuple[bool, bool, bool, bool], *,
-                  references: bool):
+def _tokenize_all(texts: list[str], options: TEROptions, *, references: bool):
     cache = _CACHE.setdefault((references, options), {})
     if len(cache) > _CACHE_LIMIT:
         cache.clear()
@@ -163,19 +214,21 @@ def _tokenize_all(texts: list[str], options: tuple[bool, bool, bool, bool], *,
     for text in texts:
         tokens = cache.get(text)
         if tokens is None:
-            tokens = _normalise(text, *options)
+            tokens = _normalise(text, options)
             if references:
                 # sacrebleu 2.6.0 normalises references twice (Metric._cache_references,
                 # then TER._extract_reference_info, on the first pass's output); with
                 # normalized=True the second pass can split further ("it's ," -> "it 's ,").
-                tokens = _normalise(" ".join(tokens), *options)
+                tokens = _normalise(" ".join(tokens), options)
             cache[text] = tokens
         out.append(tokens)
     return out
 
 
-def tercom_tokenize(sentence: str, *, normalized: bool = False, no_punct: bool = False,
-                    asian_support: bool = False, case_sensitive: bool = False) -> list[str]:
+def tercom_tokenize(sentence: str, *, normalized: bool = TEROptions.normalized,
+                    no_punct: bool = TEROptions.no_punct,
+                    asian_support: bool = TEROptions.asian_support,
+                    case_sensitive: bool = TEROptions.case_sensitive) -> list[str]:
     """The words TER compares: tercom's normalisation as in sacrebleu's ``TercomTokenizer``.
 
     By default only lower-casing and whitespace splitting. ``normalized`` splits off
@@ -194,14 +247,9 @@ def tercom_tokenize(sentence: str, *, normalized: bool = False, no_punct: bool =
     ['The', "cat's", 'mat', '35', 'm']
     """
     check_string(sentence, "sentence")
-    return list(_normalise(sentence, *_options(normalized, no_punct, asian_support,
-                                                case_sensitive)))
-
-
-def _options(normalized, no_punct, asian_support, case_sensitive) -> tuple[bool, ...]:
-    return (check_bool(normalized, "normalized"), check_bool(no_punct, "no_punct"),
-            check_bool(asian_support, "asian_support"),
-            check_bool(case_sensitive, "case_sensitive"))
+    options = TEROptions(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
+                         case_sensitive=case_sensitive)
+    return list(_normalise(sentence, options))
 
 
 # --- results ----------------------------------------------------------------------------------
@@ -298,10 +346,10 @@ class TERStatistics(SufficientStatistics):
     num_edits: np.ndarray
     ref_length: np.ndarray
     n_refs: int | None
-    normalized: bool = False
-    no_punct: bool = False
-    asian_support: bool = False
-    case_sensitive: bool = False
+    normalized: bool = TEROptions.normalized
+    no_punct: bool = TEROptions.no_punct
+    asian_support: bool = TEROptions.asian_support
+    case_sensitive: bool = TEROptions.case_sensitive
 
     higher_is_better: ClassVar[bool] = False
 
@@ -321,27 +369,19 @@ class TERStatistics(SufficientStatistics):
     def take(self, indices) -> TERStatistics:
         """The statistics of the sentences at ``indices`` (in that order; repeats allowed)."""
         idx = np.asarray(indices, dtype=np.int64)
-        return TERStatistics(self.num_edits[idx], self.ref_length[idx], self.n_refs,
-                             self.normalized, self.no_punct, self.asian_support,
-                             self.case_sensitive)
+        return dataclasses.replace(self, num_edits=self.num_edits[idx],
+                                   ref_length=self.ref_length[idx])
+
+    @property
+    def options(self) -> TEROptions:
+        """The normalisation the statistics were counted with."""
+        return TEROptions(self.normalized, self.no_punct, self.asian_support,
+                          self.case_sensitive)
 
     @property
     def signature(self) -> str:
         """The settings that change the numbers (sacrebleu's TER signature fields)."""
-        return _signature(self)
-
-
-def _signature(stats: TERStatistics, **extra) -> str:
-    return make_signature(
-        "ter",
-        nrefs=stats.n_refs if stats.n_refs is not None else "var",
-        case="mixed" if stats.case_sensitive else "lc",
-        tok="tercom",
-        norm=stats.normalized,
-        punct=not stats.no_punct,
-        asian=stats.asian_support,
-        **extra,
-    )
+        return self.options.signature(self.n_refs)
 
 
 def _check_stats(stats) -> TERStatistics:
@@ -355,8 +395,10 @@ def _check_stats(stats) -> TERStatistics:
 # --- statistics -------------------------------------------------------------------------------
 
 
-def ter_statistics(hypotheses, references, *, normalized: bool = False, no_punct: bool = False,
-                   asian_support: bool = False, case_sensitive: bool = False) -> TERStatistics:
+def ter_statistics(hypotheses, references, *, normalized: bool = TEROptions.normalized,
+                   no_punct: bool = TEROptions.no_punct,
+                   asian_support: bool = TEROptions.asian_support,
+                   case_sensitive: bool = TEROptions.case_sensitive) -> TERStatistics:
     """Per-sentence edits and reference lengths of TER.
 
     Parameters
@@ -385,7 +427,13 @@ def ter_statistics(hypotheses, references, *, normalized: bool = False, no_punct
     >>> stats.num_edits.tolist(), stats.ref_length.tolist()
     ([1, 0], [5.0, 2.5])
     """
-    options = _options(normalized, no_punct, asian_support, case_sensitive)
+    options = TEROptions(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
+                         case_sensitive=case_sensitive)
+    return _statistics(hypotheses, references, options)
+
+
+def _statistics(hypotheses, references, options: TEROptions) -> TERStatistics:
+    """:func:`ter_statistics` with its options checked."""
     hypotheses = check_strings(hypotheses, "hypotheses")
     references = check_references(hypotheses, references)
     n_per = [len(refs) for refs in references]
@@ -404,7 +452,8 @@ def ter_statistics(hypotheses, references, *, normalized: bool = False, no_punct
     lengths = np.fromiter(map(len, ref_tokens), dtype=np.int64, count=len(ref_tokens))
     ref_length = np.add.reduceat(lengths, starts) / np.asarray(n_per, dtype=np.float64)
     n_refs = n_per[0] if min(n_per) == max(n_per) else None
-    return TERStatistics(best.astype(np.int64), ref_length, n_refs, *options)
+    return TERStatistics(best.astype(np.int64), ref_length, n_refs,
+                         **dataclasses.asdict(options))
 
 
 # --- scores -----------------------------------------------------------------------------------
@@ -431,8 +480,9 @@ def ter_from_statistics(stats: TERStatistics) -> TERScore:
     return _score(stats, int(stats.num_edits.sum()), length)
 
 
-def ter(hypotheses, references, *, normalized: bool = False, no_punct: bool = False,
-        asian_support: bool = False, case_sensitive: bool = False) -> TERScore:
+def ter(hypotheses, references, *, normalized: bool = TEROptions.normalized,
+        no_punct: bool = TEROptions.no_punct, asian_support: bool = TEROptions.asian_support,
+        case_sensitive: bool = TEROptions.case_sensitive) -> TERScore:
     """Corpus TER, identical to sacrebleu's ``corpus_ter`` / ``TER().corpus_score``.
 
     Parameters
@@ -473,14 +523,15 @@ def ter(hypotheses, references, *, normalized: bool = False, no_punct: bool = Fa
     >>> print(result)
     TER = 8.33
     """
-    stats = ter_statistics(hypotheses, references, normalized=normalized, no_punct=no_punct,
-                           asian_support=asian_support, case_sensitive=case_sensitive)
-    return ter_from_statistics(stats)
+    options = TEROptions(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
+                         case_sensitive=case_sensitive)
+    return ter_from_statistics(_statistics(hypotheses, references, options))
 
 
-def sentence_ter(hypothesis: str, references, *, normalized: bool = False,
-                 no_punct: bool = False, asian_support: bool = False,
-                 case_sensitive: bool = False) -> TERScore:
+def sentence_ter(hypothesis: str, references, *, normalized: bool = TEROptions.normalized,
+                 no_punct: bool = TEROptions.no_punct,
+                 asian_support: bool = TEROptions.asian_support,
+                 case_sensitive: bool = TEROptions.case_sensitive) -> TERScore:
     """TER of one sentence, identical to sacrebleu's ``sentence_ter``.
 
     Parameters
@@ -499,15 +550,17 @@ def sentence_ter(hypothesis: str, references, *, normalized: bool = False,
     check_string(hypothesis, "hypothesis")
     if isinstance(references, (str, bytes)):
         references = [references]
-    stats = ter_statistics([hypothesis], [references], normalized=normalized,
-                           no_punct=no_punct, asian_support=asian_support,
-                           case_sensitive=case_sensitive)
+    options = TEROptions(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
+                         case_sensitive=case_sensitive)
+    stats = _statistics([hypothesis], [references], options)
     return _score(stats, int(stats.num_edits[0]), float(stats.ref_length[0]))
 
 
-def sentence_ter_scores(hypotheses, references=None, *, normalized: bool = False,
-                        no_punct: bool = False, asian_support: bool = False,
-                        case_sensitive: bool = False) -> TERSentenceScores:
+def sentence_ter_scores(hypotheses, references=None, *,
+                        normalized: bool = TEROptions.normalized,
+                        no_punct: bool = TEROptions.no_punct,
+                        asian_support: bool = TEROptions.asian_support,
+                        case_sensitive: bool = TEROptions.case_sensitive) -> TERSentenceScores:
     """Sentence TER of every hypothesis (as :func:`sentence_ter` on each), in one pass.
 
     Parameters
@@ -538,7 +591,7 @@ def sentence_ter_scores(hypotheses, references=None, *, normalized: bool = False
     else:
         if references is None:
             raise TypeError("references are missing (or pass TERStatistics as hypotheses)")
-        stats = ter_statistics(hypotheses, references, normalized=normalized,
-                               no_punct=no_punct, asian_support=asian_support,
-                               case_sensitive=case_sensitive)
+        options = TEROptions(normalized=normalized, no_punct=no_punct,
+                             asian_support=asian_support, case_sensitive=case_sensitive)
+        stats = _statistics(hypotheses, references, options)
     return TERSentenceScores(tuple(float(v) for v in stats.item_scores()), stats.signature)

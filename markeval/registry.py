@@ -338,6 +338,15 @@ def added(*, inputs: str | None = None) -> tuple[MetricInfo, ...]:
 
     A study scores the built-in metrics it names, and every added metric of the kind it takes:
     a user's own metric joins the studies through the registry alone.
+
+    Examples
+    --------
+    >>> info = register(MetricInfo("mean_gap", "mean gap", "distance between the set means",
+    ...                            "numpy:mean", "embeddings", False, "both", True, 0.0))
+    >>> [m.name for m in added(inputs="embeddings")], added(inputs="texts")
+    (['mean_gap'], ())
+    >>> unregister("mean_gap"); added()
+    ()
     """
     if inputs is not None:
         check_choice(inputs, "inputs", INPUTS)

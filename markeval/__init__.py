@@ -10,6 +10,7 @@ from markeval._version import __version__
 
 from markeval.distribution.fid import FIDResult, fid, frechet_distance
 from markeval.distribution.ipr import IPRResult, improved_precision_recall
+from markeval.distribution.mauve import FrontierIntegralResult, MauveResult, mauve
 from markeval.distribution.prd import PRDResult, prd
 from markeval.lexical._ngram import NGramReferences
 from markeval import registry
@@ -121,4 +122,5 @@ __all__ = [
     "SignificanceResult", "SystemComparison", "paired_significance",
     "TERScore", "TERStatistics", "sentence_ter", "sentence_ter_scores", "ter",
     "ter_from_statistics", "ter_statistics",
+    "FrontierIntegralResult", "MauveResult", "mauve",
 ]

@@ -225,6 +225,14 @@ def _me(part: str, label: str, measures: str, symmetric: bool) -> MetricInfo:
                       family="mark_evaluate", options={"k": 1})
 
 
+def _mauve(name: str, label: str, what: str, headline: str, higher: bool, best: float,
+           part: str | None = None) -> MetricInfo:
+    # Symmetric in its two histograms, but not in its inputs: k-means++ sees the union in the
+    # order [candidate; reference].
+    return MetricInfo(name, label, what, f"{_DIST}.mauve:mauve", "embeddings", higher, "both",
+                      False, best, headline=headline, part=part, family="mauve")
+
+
 #: Every metric, in table order. name, label, description, function, inputs,
 #: higher_is_better, measures, symmetric, best, then where the numbers are.
 METRICS: tuple[MetricInfo, ...] = (
@@ -286,6 +294,13 @@ METRICS: tuple[MetricInfo, ...] = (
     _me("schnabel_diversity", "ME Schnabel D", "diversity", False),
     _me("petersen", "ME Petersen", "both", True),
     _me("capture", "ME CAPTURE", "both", True),
+    _mauve("mauve", "MAUVE", "the area under the divergence frontier of quantised sets",
+           "mauve", True, 1.0),
+    _mauve("mauve_star", "MAUVE*", "MAUVE on add-1/2 smoothed histograms (JMLR 2023)",
+           "mauve_star", True, 1.0),
+    _mauve("frontier_integral", "frontier integral",
+           "the divergence frontier's integral (lower is better)", "score", False, 0.0,
+           part="frontier"),
 )
 
 _BY_NAME = {m.name: m for m in METRICS}

@@ -8,10 +8,12 @@ sentence encoder), ``markeval.datasets`` (BBC, WMT17, TAC), ``markeval.exercises
 
 from markeval._version import __version__
 
+from markeval.distribution.coverage import DensityCoverageResult, density_coverage
 from markeval.distribution.fid import FIDResult, fid, frechet_distance
 from markeval.distribution.ipr import IPRResult, improved_precision_recall
 from markeval.distribution.mauve import FrontierIntegralResult, MauveResult, mauve
 from markeval.distribution.prd import PRDResult, prd
+from markeval.distribution.vendi import VendiResult, vendi, vendi_score
 from markeval.lexical._ngram import NGramReferences
 from markeval import registry
 from markeval._result import MetricResult
@@ -123,4 +125,5 @@ __all__ = [
     "TERScore", "TERStatistics", "sentence_ter", "sentence_ter_scores", "ter",
     "ter_from_statistics", "ter_statistics",
     "FrontierIntegralResult", "MauveResult", "mauve",
+    "DensityCoverageResult", "density_coverage", "VendiResult", "vendi", "vendi_score",
 ]

@@ -23,7 +23,7 @@ Examples
 >>> round(info.score(["the cat sat on the mat"], ["the cat sat on a mat"]), 2)
 53.73
 >>> [m.name for m in metrics(inputs="embeddings", measures="diversity")]
-['prd_recall', 'ipr_recall', 'me_schnabel_diversity']
+['prd_recall', 'ipr_recall', 'coverage', 'vendi', 'me_schnabel_diversity']
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ class MetricInfo:
         hypothesis, for ``texts``); None for a metric of one input.
     best : float or None
         The score of a perfect output (for two-input metrics: both inputs equal); None when
-        no input attains it (a smoothed language model never gives probability 1).
+        no input attains it (a smoothed language model never gives probability 1), or when
+        equal inputs give no fixed score (density, the Vendi score).
     headline : str, default "score"
         Attribute of the metric's result holding the headline float.
     items : str, optional
@@ -290,6 +291,19 @@ METRICS: tuple[MetricInfo, ...] = (
     MetricInfo("ipr_recall", "IPR recall", "improved recall: references in the candidates' "
                "k-NN balls", f"{_DIST}.ipr:improved_precision_recall", "embeddings", True,
                "diversity", False, 1.0, headline="recall", family="ipr"),
+    # density has no best: for two equal sets it depends on the set (about 1, not a bound)
+    MetricInfo("density", "density", "density: reference k-NN balls holding each candidate, "
+               "over k (Naeem et al. 2020)", f"{_DIST}.coverage:density_coverage",
+               "embeddings", True, "quality", False, None, headline="density",
+               family="density_coverage"),
+    # coverage of a set by itself is 1 unless a point is repeated more than k times
+    MetricInfo("coverage", "coverage", "coverage: share of the reference's k-NN balls holding "
+               "a candidate (Naeem et al. 2020)", f"{_DIST}.coverage:density_coverage",
+               "embeddings", True, "diversity", False, 1.0, headline="coverage",
+               family="density_coverage"),
+    MetricInfo("vendi", "Vendi", "Vendi score of the candidates (cosine kernel): their "
+               "effective number of distinct samples", f"{_DIST}.vendi:vendi", "embeddings",
+               True, "diversity", False, None),
     _me("schnabel_quality", "ME Schnabel Q", "quality", False),
     _me("schnabel_diversity", "ME Schnabel D", "diversity", False),
     _me("petersen", "ME Petersen", "both", True),

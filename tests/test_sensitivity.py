@@ -10,9 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from markeval import registry
 from markeval.experiments.sensitivity import (
-    collapse_order, k_sweep, mode_collapse, perturbation_sweep, scores, set_metric_names,
-    summarize, swap_words, swapped_texts, word_swap,
+    PAPER_SET_METRICS, collapse_order, k_sweep, mode_collapse, perturbation_sweep,
+    recent_set_metric_names, scores, set_metric_names, summarize, swap_words, swapped_texts,
+    word_swap,
 )
 from markeval.experiments.sensitivity_verdicts import EXPECTED, classify_trend, verdicts
 
@@ -226,7 +228,7 @@ def test_verdict_tolerances():
 def test_expected_table_covers_every_metric():
     for experiment in ("mode_collapse", "word_swap"):
         e = EXPECTED[EXPECTED["experiment"] == experiment]
-        assert sorted(e["metric"]) == sorted(set_metric_names())
+        assert sorted(e["metric"]) == sorted(registry.names(inputs="embeddings"))
         assert set(e["expected"]) <= {"flat", "decreasing", "increasing"}
     k = EXPECTED[EXPECTED["experiment"] == "k_sweep"]
     assert sorted(k["metric"]) == sorted(m for m in set_metric_names() if m.startswith("me_"))
@@ -234,9 +236,10 @@ def test_expected_table_covers_every_metric():
 
 
 def test_metrics_and_directions_come_from_the_registry():
-    from markeval import registry
-
-    assert set_metric_names() == registry.names(inputs="embeddings")
+    # the paper's metrics by default; the recent ones join stages of their own
+    assert set_metric_names() == PAPER_SET_METRICS
+    assert set(PAPER_SET_METRICS) | set(recent_set_metric_names()) == set(
+        registry.names(inputs="embeddings"))
     collapse = EXPECTED[EXPECTED["experiment"] == "mode_collapse"].set_index("metric")
     for m in registry.metrics(inputs="embeddings"):
         # Losing modes hurts every score that sees diversity: a distance rises, others fall.

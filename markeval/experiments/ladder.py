@@ -109,7 +109,7 @@ def ladder_unit_rows(round_index: int, settings: dict) -> pd.DataFrame:
     """The rows of one ``ladder`` unit: every metric of :mod:`markeval.experiments.ranking`
     on round ``round_index`` (0: all sentences; later rounds: a random subset) of every
     generator (or those of ``settings["only"]``), at every K of the grid, long, protocol
-    ``pooled``."""
+    ``pooled``; with ``settings["metrics"]``, only those metrics (the recent metrics' stage)."""
     from markeval.experiments.ranking import CE_ORDER, score_round
     from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
 
@@ -125,7 +125,8 @@ def ladder_unit_rows(round_index: int, settings: dict) -> pd.DataFrame:
                                                  None if only is None else tuple(only))
     rows = score_round(ladder.generated, gen_emb, ladder.reference, ref_emb, ce, round_index,
                        ks=settings["ks"], fraction=settings["fraction"],
-                       prd_runs=settings["prd_runs"], seed=settings["seed"], only=only)
+                       prd_runs=settings["prd_runs"], seed=settings["seed"], only=only,
+                       metrics=settings.get("metrics"))
     # the cross-entropies read the text, the rest the encoder's vectors; each generator's
     # sentences are one set
     text = rows["metric"].isin(["forward_ce", "reverse_ce"])

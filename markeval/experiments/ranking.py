@@ -219,7 +219,8 @@ def score_generators(generated: Mapping[str, Sequence[str]], embeddings: Mapping
 def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str, np.ndarray],
                 reference: Sequence[str], reference_embeddings, ce: ForwardCE, round_index: int,
                 *, ks: Sequence[int] = (3,), fraction: float = 0.8, prd_runs: int = 5,
-                seed: int = 0, only: Sequence[str] | None = None) -> pd.DataFrame:
+                seed: int = 0, only: Sequence[str] | None = None,
+                metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """Every metric of every generator in one round, at every K of ``ks``: tidy rows.
 
     Round 0 scores all sentences; round ``r > 0`` a random subset of ``fraction`` of the
@@ -231,6 +232,8 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
     for both families).
     ``only`` scores some generators (``embeddings`` then needs only theirs): every subset is
     still drawn, in the order of ``generated``, so their rows are those of the whole round.
+    ``metrics`` scores only these set metrics without a neighbour count (registry names; the
+    recent metrics' stage) on the same subsets, instead of the ladder's own.
 
     Returns
     -------
@@ -271,6 +274,12 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
     ks = [int(k) for k in ks]
     if not ks or min(ks) < 1:
         raise ValueError(f"ks must hold K values >= 1, got {ks!r}")
+    if metrics is not None:
+        metrics = list(metrics)
+        counted = sorted(set(metrics) & {"forward_ce", "reverse_ce", *K_FAMILY})
+        if counted:
+            raise ValueError(f"metrics names {counted}: it takes set metrics without a "
+                             "neighbour count, the ladder's own are scored without it")
     ref_emb = np.asarray(reference_embeddings, dtype=np.float64)
     rng = np.random.default_rng([check_seed(seed), round_index])
     m = max(max(ks) + 2, round(fraction * n))
@@ -282,20 +291,32 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
         if name not in scored:
             continue  # drawn all the same: the next generator's subset is the whole round's
         texts = [generated[name][i] for i in idx]
-        nll, count = ce.sentence_nll(texts)
-        values = [("forward_ce", None, float(nll.sum() / count.sum() / math.log(2))),
-                  ("reverse_ce", None, ce.reverse(texts, ref_text))]
         ref, cand = ref_emb[ref_idx], np.asarray(embeddings[name], dtype=np.float64)[idx]
-        singular = min(len(ref), len(cand)) <= ref.shape[1]
-        free = scores(ref, cand, [m for m in set_metric_names() if m not in K_FAMILY],
-                      prd_runs=prd_runs, fid_allow_singular=singular, seed=seed + round_index)
-        values += [(key, None, v) for key, v in free.items()]
-        for k in ks:
-            with_k = scores(ref, cand, list(K_FAMILY), me_k=k, ipr_k=k, seed=seed + round_index)
-            values += [(key, k, v) for key, v in with_k.items()]
+        if metrics is not None:
+            recent = scores(ref, cand, metrics, seed=seed + round_index)
+            values = [(key, None, v) for key, v in recent.items()]
+        else:
+            values = _ladder_values(ce, texts, ref_text, ref, cand, ks, prd_runs,
+                                    seed + round_index)
         rows += [{"round": round_index, "generator": name, "metric": metric, "k": k,
                   "value": float(v)} for metric, k, v in values]
     return pd.DataFrame(rows)
+
+
+def _ladder_values(ce: ForwardCE, texts, ref_text, ref, cand, ks, prd_runs: int,
+                   seed: int) -> list[tuple]:
+    """``(metric, k, value)`` of the ladder's own metrics for one generator's subset."""
+    nll, count = ce.sentence_nll(texts)
+    values = [("forward_ce", None, float(nll.sum() / count.sum() / math.log(2))),
+              ("reverse_ce", None, ce.reverse(texts, ref_text))]
+    singular = min(len(ref), len(cand)) <= ref.shape[1]
+    free = scores(ref, cand, [m for m in set_metric_names() if m not in K_FAMILY],
+                  prd_runs=prd_runs, fid_allow_singular=singular, seed=seed)
+    values += [(key, None, v) for key, v in free.items()]
+    for k in ks:
+        with_k = scores(ref, cand, list(K_FAMILY), me_k=k, ipr_k=k, seed=seed)
+        values += [(key, k, v) for key, v in with_k.items()]
+    return values
 
 
 def scores_at_k(rows: pd.DataFrame, k: int | Mapping[str, int] = DEFAULT_K) -> pd.DataFrame:

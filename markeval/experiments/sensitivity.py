@@ -27,21 +27,46 @@ from markeval import registry
 from markeval._checks import (check_embeddings, check_int, check_k, check_list, check_probability,
                               check_seed, check_strings, is_texts)
 from markeval.experiments.parallel import run_units
+from markeval.paper_values import OBSERVED_METRICS
 from markeval.population.mark_evaluate import MarkEvaluateResult, mark_evaluate
 
 
+#: The set metrics Mark-Evaluate's experiments compare (§3-4, Table 1): FID, PRD, IPR and the
+#: four Mark-Evaluate scores, by registry name (:data:`markeval.paper_values.OBSERVED_METRICS`).
+#: The stages that reproduce those experiments score these; metrics published since (MAUVE,
+#: density and coverage, Vendi: :func:`recent_set_metric_names`) are scored on the same sets by
+#: stages of their own, so that adding one to the library leaves the reproduction's committed
+#: rows as they are.
+PAPER_SET_METRICS = OBSERVED_METRICS
+
+
 def set_metric_names() -> tuple[str, ...]:
-    """The metrics these experiments score, in table order: every metric of two embedding
-    sets in :mod:`markeval.registry`, read when called (a metric added by
-    :func:`markeval.registry.register` joins). PRD's precision and recall are the curve's
-    summaries F_{1/8} (precision-like) and F_8 (recall-like) of Sajjadi et al. (2018).
+    """The metrics these experiments score by default, in table order: :data:`PAPER_SET_METRICS`
+    and every metric of two embedding sets added by :func:`markeval.registry.register`, read
+    when called. PRD's precision and recall are the curve's summaries F_{1/8}
+    (precision-like) and F_8 (recall-like) of Sajjadi et al. (2018).
 
     Examples
     --------
     >>> set_metric_names()[:3]
     ('fid', 'prd_precision', 'prd_recall')
     """
-    return registry.names(inputs="embeddings")
+    return (*PAPER_SET_METRICS, *(m.name for m in registry.added(inputs="embeddings")))
+
+
+def recent_set_metric_names() -> tuple[str, ...]:
+    """The built-in metrics of two embedding sets that Mark-Evaluate's experiments did not
+    have, in registry order.
+
+    Examples
+    --------
+    >>> recent_set_metric_names()
+    ('density', 'coverage', 'vendi', 'mauve', 'mauve_star', 'frontier_integral')
+    """
+    added = {m.name for m in registry.added()}
+    return tuple(m for m in registry.names(inputs="embeddings")
+                 if m not in PAPER_SET_METRICS and m not in added)
+
 
 #: Estimators of the K sweep: the registry's Mark-Evaluate parts, in the field order of
 #: :class:`markeval.population.MarkEvaluateResult`.
@@ -51,9 +76,9 @@ ESTIMATORS = tuple(f.name for f in dataclasses.fields(MarkEvaluateResult)
 
 def _check_metrics(metrics) -> tuple[str, ...]:
     """``metrics`` as a tuple of registry names; None: :func:`set_metric_names`."""
-    known = set_metric_names()
     if metrics is None:
-        return known
+        return set_metric_names()
+    known = registry.names(inputs="embeddings")
     if isinstance(metrics, str):
         metrics = (metrics,)
     metrics = tuple(metrics)
@@ -98,9 +123,9 @@ def scores(reference, candidate, metrics=None, *, me_k: int = 1, ipr_k: int = 3,
            seed: int = 0) -> dict[str, float]:
     """Every requested metric of ``candidate`` against ``reference`` (embeddings), as floats.
 
-    ``metrics`` are registry names (default: :func:`set_metric_names`, every one). The four ME
+    ``metrics`` are registry names (default: :func:`set_metric_names`). The four ME
     scores come from one :func:`markeval.population.mark_evaluate` call (one
-    geometry); PRD clusters with ``seed``. FID needs more points than dimensions unless
+    geometry); PRD and MAUVE cluster with ``seed``. FID needs more points than dimensions unless
     ``fid_allow_singular`` (then it is biased upwards: compare its trend, not its value).
 
     Examples
@@ -120,7 +145,8 @@ def scores(reference, candidate, metrics=None, *, me_k: int = 1, ipr_k: int = 3,
     settings = {"fid": {"allow_singular": fid_allow_singular},
                 "prd": {"num_runs": prd_runs, "seed": seed},
                 "ipr": {"k": ipr_k, "progress": False},
-                "mark_evaluate": {"k": me_k, "progress": False}}
+                "mark_evaluate": {"k": me_k, "progress": False},
+                "mauve": {"seed": seed}}
     results: dict[str, object] = {}  # one call per family: the four ME scores share a geometry
     out: dict[str, float] = {}
     for name in metrics:
@@ -646,9 +672,9 @@ def encode_sensitivity_sets(settings: dict) -> None:
 
 def sensitivity_unit_rows(experiment: str, fields: dict, settings: dict) -> pd.DataFrame:
     """The rows of one unit of the stages ``sensitivity`` and ``word_swap``: the K sweep at one
-    K (``fields``: ``{"K": "07"}``), or every metric of :func:`set_metric_names` at one step of
-    mode collapse (``{"seed": "1", "step": "3"}``) or of word swap (``{"seed": "0",
-    "p": "0.3"}``), in the columns :data:`SENSITIVITY_COLUMNS`."""
+    K (``fields``: ``{"K": "07"}``), or every metric of ``settings["metrics"]`` (default
+    :func:`set_metric_names`) at one step of mode collapse (``{"seed": "1", "step": "3"}``) or
+    of word swap (``{"seed": "0", "p": "0.3"}``), in the columns :data:`SENSITIVITY_COLUMNS`."""
     from markeval.datasets import BBC_TOPICS
     from markeval.experiments.vocabulary import encoder_name
 
@@ -681,8 +707,9 @@ def sensitivity_unit_rows(experiment: str, fields: dict, settings: dict) -> pd.D
             cand = (_embedded(inputs, "evaluation") if p == 0
                     else inputs["encode"](swapped_texts(texts, p, seed)))
             level = p
-        values = scores(ref, cand, None, fid_allow_singular=n <= ref.shape[1], seed=seed,
-                        **options)
+        # a stage of later metrics names them (settings "metrics"); the paper's score its own
+        values = scores(ref, cand, settings.get("metrics"), fid_allow_singular=n <= ref.shape[1],
+                        seed=seed, **options)
         k_of = {"mark_evaluate": settings["me_k"], "ipr": settings["ipr_k"]}
         rows = [{"seed": seed, "step": step, "level": level, "kept": kept, "quantity": "score",
                  "metric": metric, "k": k_of.get(registry.get(metric).family),
@@ -693,9 +720,9 @@ def sensitivity_unit_rows(experiment: str, fields: dict, settings: dict) -> pd.D
 
 
 __all__ = [
-    "ESTIMATORS", "SENSITIVITY_COLUMNS", "bbc_sets", "collapse_order", "collapse_step",
+    "ESTIMATORS", "PAPER_SET_METRICS", "SENSITIVITY_COLUMNS", "bbc_sets", "collapse_order", "collapse_step",
     "default_encoder", "encode_sensitivity_sets", "k_sweep", "mode_collapse",
     "perturbation_sweep", "scores", "sensitivity_inputs", "sensitivity_tables",
-    "sensitivity_unit_rows", "set_metric_names", "summarize", "swap_words", "swapped_texts",
+    "sensitivity_unit_rows", "set_metric_names", "recent_set_metric_names", "summarize", "swap_words", "swapped_texts",
     "word_swap",
 ]

@@ -11,7 +11,7 @@ Three columns meet in every verdict table:
   largest relative deviation from the first step, ``max_j |mean_j − mean_first| / |mean_first|``;
 * ``paper_observed`` — what Mordido & Meinel (2020) report for the same experiment, from
   :mod:`markeval.paper_values` (with the quote in ``paper_quote``; "not stated" where their
-  text says nothing about that metric).
+  text says nothing about that metric, "not in the paper" for a metric published since).
 
 A metric is *flat* when the largest relative deviation is at most ``flat_tolerance``;
 *decreasing* (*increasing*) when τ ≤ −``tau_threshold`` (≥) and the relative change is below
@@ -27,8 +27,8 @@ from scipy.stats import kendalltau
 from markeval import registry
 from markeval._checks import check_number
 from markeval._tolerance import constant, negligible
-from markeval.experiments.sensitivity import ESTIMATORS, set_metric_names, summarize
-from markeval.paper_values import paper_observation
+from markeval.experiments.sensitivity import ESTIMATORS, summarize
+from markeval.paper_values import OBSERVED_METRICS, paper_observation
 
 _FIG = {"k_sweep": "Fig. 2 (§3)", "mode_collapse": "Fig. 3 (§4.1)", "word_swap": "Fig. 4 (§4.2)"}
 # Per experiment, how an ideal score of each kind (the registry's ``measures``) moves and why.
@@ -53,7 +53,7 @@ def _rows():
         yield "k_sweep", metric, "flat", (
             "the two sets come from one distribution: an ideal estimator finds P at every K")
     for experiment, ideal in _IDEAL.items():
-        for metric in set_metric_names():
+        for metric in registry.names(inputs="embeddings"):
             info = registry.get(metric)
             behaviour, why = ideal[info.measures]
             if info.higher_is_better:
@@ -110,10 +110,14 @@ def classify_trend(means, *, tau_threshold: float = 0.6, flat_tolerance: float =
 
 def _verdict_row(metric: str, means, expected: pd.Series, experiment: str, **thresholds) -> dict:
     trend = classify_trend(means, **thresholds)
-    paper = paper_observation(experiment, metric)
-    # The paper often says only "the expected behavior": spell out which one it means.
-    said = (f"{expected['expected']} (as expected)" if paper.observed == "as expected"
-            else paper.observed)
+    if metric in OBSERVED_METRICS:
+        paper = paper_observation(experiment, metric)
+        # The paper often says only "the expected behavior": spell out which one it means.
+        said = (f"{expected['expected']} (as expected)" if paper.observed == "as expected"
+                else paper.observed)
+        quote = paper.quote
+    else:  # a recent metric (MAUVE, density and coverage, Vendi): published after the paper
+        said, quote = "not in the paper", ""
     return {"metric": metric, "figure": expected["figure"], "expected": expected["expected"],
             "observed": trend["observed"],
             "agrees": bool(trend["observed"] == expected["expected"]),
@@ -121,7 +125,7 @@ def _verdict_row(metric: str, means, expected: pd.Series, experiment: str, **thr
             "kendall_tau": trend["kendall_tau"],
             "relative_change": trend["relative_change"],
             "max_relative_deviation": trend["max_relative_deviation"],
-            "why": expected["why"], "paper_quote": paper.quote}
+            "why": expected["why"], "paper_quote": quote}
 
 
 def _expected_for(experiment: str, expected: pd.DataFrame | None) -> pd.DataFrame:
@@ -133,7 +137,7 @@ def _expected_for(experiment: str, expected: pd.DataFrame | None) -> pd.DataFram
 
 
 def _ordered(rows: list[dict]) -> pd.DataFrame:
-    order = {m: i for i, m in enumerate(set_metric_names())}
+    order = {m: i for i, m in enumerate(registry.names(inputs="embeddings"))}
     out = pd.DataFrame(rows)
     return out.sort_values("metric", key=lambda s: s.map(order)).reset_index(drop=True)
 

@@ -70,6 +70,14 @@ def ladder_metrics() -> tuple[str, ...]:
     return (*_TABLE_ORDER, *(m for m in set_metric_names() if m not in _TABLE_ORDER))
 
 
+def _in_table_order(present) -> list[str]:
+    """The metrics of ``present`` in the order of the ladder's tables: :func:`ladder_metrics`,
+    then any other registry metric (a recent one, scored by its own stage) in registry order."""
+    present = set(present)
+    order = [*ladder_metrics(), *(m for m in registry.names() if m not in ladder_metrics())]
+    return [m for m in order if m in present]
+
+
 def embedding_metrics(reference, candidate, *, k: int = 3, prd_runs: int = 5,
                       seed: int = 0) -> dict:
     """Every metric of two embedding sets (FID, PRD, IPR, Mark-Evaluate and any registered
@@ -351,7 +359,7 @@ def scores_at_k(rows: pd.DataFrame, k: int | Mapping[str, int] = DEFAULT_K) -> p
                          f"{sorted(set(rows['k'].dropna().astype(int)))}")
     wide = picked.pivot_table(index=["round", "generator"], columns="metric", values="value",
                               sort=False).reset_index()
-    return wide[["round", "generator", *[m for m in ladder_metrics() if m in wide.columns]]]
+    return wide[["round", "generator", *_in_table_order(wide.columns)]]
 
 
 def _embedding_unit(reference, candidate, k: int, prd_runs: int, seed: int) -> dict:
@@ -384,8 +392,8 @@ def partial_order_tau(values: Mapping[str, float], chains: Mapping[str, Sequence
 
 def _oriented(table: pd.DataFrame) -> pd.DataFrame:
     out = table.copy()
-    for metric in ladder_metrics():
-        if metric in out and not registry.get(metric).higher_is_better:
+    for metric in _in_table_order(out.columns):
+        if not registry.get(metric).higher_is_better:
             out[metric] = -out[metric]
     return out
 
@@ -410,9 +418,7 @@ def chain_correlations(scores: pd.DataFrame, chains: Mapping[str, Sequence[str]]
     rows = []
     for r, table in _oriented(scores).groupby("round"):
         table = table.set_index("generator")
-        for metric in ladder_metrics():
-            if metric not in table:
-                continue
+        for metric in _in_table_order(table.columns):
             values = table[metric]
             for name, chain in chains.items():
                 rows.append({"round": r, "metric": metric, "chain": name,
@@ -433,7 +439,7 @@ def correlation_table(correlations: pd.DataFrame, *, stat: str = "tau",
     """
     full = correlations[correlations["round"] == 0]
     table = full.pivot(index="metric", columns="chain", values=stat).reindex(
-        [m for m in ladder_metrics() if m in set(full["metric"])])
+        _in_table_order(full["metric"]))
     rest = correlations[(correlations["round"] > 0) & (correlations["chain"] == "pooled")]
     lo, hi = (1 - confidence) / 2, 1 - (1 - confidence) / 2
     if len(rest) and stat == "tau":

@@ -59,14 +59,21 @@ def _ladder_compute(unit: str, settings: dict) -> pd.DataFrame:
     return ladder_unit_rows(int(unit[len("round-"):]), settings)
 
 
-def _ladder_stage(encoder: str | None = None, suffix: str = "") -> Stage:
-    title = ("Mark-Evaluate Table 1 analogue: metrics against a generator ladder (BBC News)"
-             if encoder is None else
-             f"Mark-Evaluate Tables 1 and 4 analogue with {encoder.split('/')[-1]} (BBC News)")
+def _ladder_stage(encoder: str | None = None, suffix: str = "", recent: bool = False) -> Stage:
+    model = "" if encoder is None else f" with {encoder.split('/')[-1]}"
+    if recent:
+        title = f"The generator ladder scored by MAUVE, density/coverage and Vendi{model} (BBC)"
+    elif encoder is None:
+        title = "Mark-Evaluate Table 1 analogue: metrics against a generator ladder (BBC News)"
+    else:
+        title = f"Mark-Evaluate Tables 1 and 4 analogue{model} (BBC News)"
     return Stage(
-        name=f"ladder{suffix}", title=title,
-        settings=lambda profile: _ladder_settings(profile, encoder), units=_ladder_units,
-        compute=_ladder_compute, compare=ladder_comparison,
+        name=f"ladder{suffix}{'_recent' if recent else ''}", title=title,
+        settings=lambda profile: (_with_recent if recent else dict)(
+            _ladder_settings(profile, encoder)),
+        units=_ladder_units, compute=_ladder_compute,
+        # the paper has no number for the recent metrics
+        compare=_no_comparison if recent else ladder_comparison,
         prepare=lambda settings: ladder_inputs(settings["n"], settings["seed"],
                                                settings["smollm2"], settings["encoder"]),
         # in full a round encodes every generator's 1,000 sentences and scores them all,
@@ -79,13 +86,29 @@ def _ladder_stage(encoder: str | None = None, suffix: str = "") -> Stage:
             "ks": sorted(set(settings["default_k"].values())),
             "only": generator_names(settings)[-1:]},
         # float32 vectors differ between CPUs in the last bits; a k-NN score then steps by
-        # 1/n when two neighbours swap: the ci rounds hold >= 80 sentences per set
+        # 1/n when two neighbours swap (and a point moves to the next k-means bucket): the ci
+        # rounds hold >= 80 sentences per set
         tolerance=1.5e-2, selection=("rounds",), parallel=True)
+
+
+def _with_recent(settings: dict) -> dict:
+    """``settings`` scoring only the metrics published after Mark-Evaluate (the recent
+    stages, at the end of this module)."""
+    from markeval.experiments.sensitivity import recent_set_metric_names
+
+    return {**settings, "metrics": list(recent_set_metric_names())}
+
+
+def _no_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    from markeval.reproduce.stage import COMPARISON_COLUMNS
+
+    return pd.DataFrame(columns=[c for c in COMPARISON_COLUMNS if c != "profile"])
 
 
 #: MiniLM (the book's encoder) and all-mpnet-base-v2 (Mark-Evaluate Table 4's question: does
 #: the encoder change the ranking of the metrics?).
-STAGES = (_ladder_stage(), _ladder_stage("sentence-transformers/all-mpnet-base-v2", "_mpnet"))
+_MPNET = "sentence-transformers/all-mpnet-base-v2"
+STAGES = (_ladder_stage(), _ladder_stage(_MPNET, "_mpnet"))
 
 
 # ------------------------------------------------------------------------- sensitivity
@@ -157,12 +180,6 @@ def _sensitivity_compute(unit: str, settings: dict) -> pd.DataFrame:
     return sensitivity_unit_rows(*_parse_unit(unit), settings)
 
 
-def _sensitivity_compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    from markeval.reproduce.stage import COMPARISON_COLUMNS
-
-    return pd.DataFrame(columns=[c for c in COMPARISON_COLUMNS if c != "profile"])
-
-
 # Two stages over one settings dict, so that the long word swap (a full unit re-encodes 10,000
 # sentences) can be scheduled, and resumed, apart from the K sweep and mode collapse.
 STAGES = STAGES + (
@@ -170,7 +187,7 @@ STAGES = STAGES + (
           title="Mark-Evaluate Figs. 2-3 analogues: K sweep and mode collapse (BBC)",
           settings=_sensitivity_settings,
           units=lambda settings: _sensitivity_units(settings, ("k_sweep", "mode_collapse")),
-          compute=_sensitivity_compute, compare=_sensitivity_compare,
+          compute=_sensitivity_compute, compare=_no_comparison,
           check_units=lambda settings: ["k_sweep/K=01", "mode_collapse/seed=0/step=4"],
           # one neighbour swapped by another CPU's last bits moves a ci score by 1/200
           tolerance=1e-2, parallel=True, prepare=encode_sensitivity_sets, row_format=2),
@@ -178,7 +195,7 @@ STAGES = STAGES + (
           title="Mark-Evaluate Fig. 4 analogue: word swap (BBC)",
           settings=_sensitivity_settings,
           units=lambda settings: _sensitivity_units(settings, ("word_swap",)),
-          compute=_sensitivity_compute, compare=_sensitivity_compare,
+          compute=_sensitivity_compute, compare=_no_comparison,
           # in full, p = 0: the 10,000-sentence sets are scored, none is re-encoded
           check_units=lambda settings: (["word_swap/seed=1/p=0.5"]
                                         if settings["n_swap"] <= 200 else
@@ -197,37 +214,20 @@ STAGES = STAGES + (
 # paper has no number for them: they add nothing to ``paper_comparison.csv``.
 
 
-def _with_recent(settings: dict) -> dict:
-    from markeval.experiments.sensitivity import recent_set_metric_names
-
-    return {**settings, "metrics": list(recent_set_metric_names())}
-
-
 STAGES = STAGES + (
-    Stage(name="ladder_recent",
-          title="The generator ladder scored by MAUVE, density/coverage and Vendi (BBC News)",
-          settings=lambda profile: _with_recent(_ladder_settings(profile)),
-          units=_ladder_units, compute=_ladder_compute, compare=_sensitivity_compare,
-          prepare=lambda settings: ladder_inputs(settings["n"], settings["seed"],
-                                                 settings["smollm2"], settings["encoder"]),
-          check_units=lambda settings: ["round-001"],
-          check_narrowing=lambda settings: {} if settings["n"] <= 100 else {
-              "only": generator_names(settings)[-1:]},
-          # as the ladder's: another CPU's last bits can move a point to the next k-means
-          # bucket (1/80 of a histogram in ci) or a neighbour past a radius
-          tolerance=1.5e-2, selection=("rounds",), parallel=True),
+    _ladder_stage(recent=True), _ladder_stage(_MPNET, "_mpnet", recent=True),
     Stage(name="mode_collapse_recent",
           title="Mode collapse scored by MAUVE, density/coverage and Vendi (BBC)",
           settings=lambda profile: _with_recent(_sensitivity_settings(profile)),
           units=lambda settings: _sensitivity_units(settings, ("mode_collapse",)),
-          compute=_sensitivity_compute, compare=_sensitivity_compare,
+          compute=_sensitivity_compute, compare=_no_comparison,
           check_units=lambda settings: ["mode_collapse/seed=0/step=4"],
           tolerance=1.5e-2, parallel=True, prepare=encode_sensitivity_sets, row_format=2),
     Stage(name="word_swap_recent",
           title="Word swap scored by MAUVE, density/coverage and Vendi (BBC)",
           settings=lambda profile: _with_recent(_sensitivity_settings(profile)),
           units=lambda settings: _sensitivity_units(settings, ("word_swap",)),
-          compute=_sensitivity_compute, compare=_sensitivity_compare,
+          compute=_sensitivity_compute, compare=_no_comparison,
           check_units=lambda settings: (["word_swap/seed=1/p=0.5"]
                                         if settings["n_swap"] <= 200 else
                                         ["word_swap/seed=0/p=0"]),

@@ -42,6 +42,7 @@ Generators (each emits exactly ``n`` non-empty sentences)
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import time
@@ -60,8 +61,9 @@ from markeval.experiments.sensitivity import swapped_texts
 from markeval.text import split_sentences
 
 __all__ = ["CACHE_FILE", "DIVERSITY_CHAINS", "GENERATORS", "QUALITY_CHAINS", "SMOLLM2_TEMPERATURES",
-           "GeneratorSpec", "Ladder", "build_ladder", "collapsed_sentences", "load_smollm2_cache",
-           "ngram_sentences", "smollm2_sentences", "write_smollm2_cache"]
+           "GeneratorSpec", "Ladder", "batch_seed", "build_ladder", "collapsed_sentences",
+           "generate_ids", "load_smollm2_cache", "ngram_sentences", "smollm2_sentences",
+           "write_smollm2_cache"]
 
 SWAP_RATES = (0.1, 0.25, 0.5, 1.0)
 NGRAM_ORDERS = (1, 2, 3, 4, 5)
@@ -183,8 +185,68 @@ def _prompt(sentence: str) -> str:
     return " ".join(sentence.split()[:PROMPT_WORDS])
 
 
+def batch_seed(seed: int, stream: int, batch: int) -> int:
+    """The torch seed of batch ``batch`` of sampling stream ``stream`` in a run seeded ``seed``.
+
+    Seeding each batch on its own makes a batch regenerate identically whatever other batches
+    (or streams) ran before it, so a cache can be checked, or a run resumed, batch by batch.
+
+    Examples
+    --------
+    >>> batch_seed(0, 700, 3), batch_seed(1, 700, 3)
+    (706303, 1706306)
+    """
+    return int(seed) * 1_000_003 + int(stream) * 1009 + int(batch)
+
+
 def _batch_seed(seed: int, temperature: float, batch: int) -> int:
-    return int(seed) * 1_000_003 + round(temperature * 1000) * 1009 + batch
+    return batch_seed(seed, round(temperature * 1000), batch)
+
+
+def generate_ids(model, prompt_ids, *, seed: int, pad_id: int, stop_ids, max_new_tokens: int,
+                 device: str = "cpu", **sampling) -> list[list[int]]:
+    """One batch of ``model.generate``: the new token ids of each prompt.
+
+    The shared core of SmolLM2 generation (:func:`smollm2_sentences`,
+    :mod:`markeval.experiments.decoding`): the prompts (token id lists, context token
+    included) are left-padded with ``pad_id`` (masked out), torch is seeded with ``seed``
+    right before generating, and each row is returned without its prompt: at most
+    ``max_new_tokens`` ids, ending with ``pad_id`` padding after a row that met one of
+    ``stop_ids`` (the stop id itself included).
+
+    Parameters
+    ----------
+    model
+        A Hugging Face causal LM (:func:`markeval.encoders.causal_lm.load_causal_lm`).
+    prompt_ids : list of list of int
+    seed : int
+        Passed to ``torch.manual_seed``.
+    pad_id : int
+    stop_ids : list of int
+        ``eos_token_id`` of ``generate``.
+    max_new_tokens : int
+    device : str, default "cpu"
+        Where the model is.
+    **sampling
+        The decoding's ``generate`` settings (``do_sample``, ``temperature``, ``top_k``,
+        ``top_p`` ...).
+
+    Returns
+    -------
+    list of list of int
+        One row of ``<= max_new_tokens`` ids per prompt (rows of one batch share a length).
+    """
+    import torch
+
+    width = max(map(len, prompt_ids))
+    input_ids = torch.tensor([[pad_id] * (width - len(x)) + list(x) for x in prompt_ids])
+    mask = torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in prompt_ids])
+    torch.manual_seed(seed)
+    with torch.inference_mode():
+        gen = model.generate(input_ids.to(device), attention_mask=mask.to(device),
+                             max_new_tokens=max_new_tokens, eos_token_id=list(stop_ids),
+                             pad_token_id=pad_id, **sampling)
+    return gen[:, width:].tolist()
 
 
 def smollm2_sentences(prompts, *, temperature: float, seed: int = 0, batch_size: int = _BATCH,
@@ -216,7 +278,6 @@ def smollm2_sentences(prompts, *, temperature: float, seed: int = 0, batch_size:
     list of str
         One sentence per prompt of the generated batches.
     """
-    import torch
     from tqdm import tqdm
 
     from markeval.encoders.causal_lm import SMOLLM2_PREFIX, load_causal_lm
@@ -236,16 +297,10 @@ def smollm2_sentences(prompts, *, temperature: float, seed: int = 0, batch_size:
     for b in tqdm(todo, desc=f"SmolLM2 T={temperature:g}", disable=not progress):
         chunk = prompts[b * batch_size:(b + 1) * batch_size]
         ids = [[start_id] + tok(p, add_special_tokens=False)["input_ids"] for p in chunk]
-        width = max(map(len, ids))
-        input_ids = torch.tensor([[start_id] * (width - len(x)) + x for x in ids])
-        mask = torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in ids])
-        torch.manual_seed(_batch_seed(seed, temperature, b))
-        with torch.inference_mode():
-            gen = model.generate(input_ids.to(device), attention_mask=mask.to(device), do_sample=True,
-                                 temperature=float(temperature), top_k=0, top_p=1.0,
-                                 max_new_tokens=max_new_tokens, eos_token_id=stops,
-                                 pad_token_id=start_id)
-        for p, row in zip(chunk, gen[:, width:].tolist()):
+        rows = generate_ids(model, ids, seed=_batch_seed(seed, temperature, b), pad_id=start_id,
+                            stop_ids=stops, max_new_tokens=max_new_tokens, device=device,
+                            do_sample=True, temperature=float(temperature), top_k=0, top_p=1.0)
+        for p, row in zip(chunk, rows):
             cont = tok.decode(row, skip_special_tokens=False)
             out.append(_first_sentence(p + cont) or p)
     return out
@@ -287,18 +342,20 @@ def write_smollm2_cache(n: int, *, seed: int = 0, path: Path = CACHE_FILE, progr
 
 
 def _read_generations(path: Path) -> dict | None:
-    """The generations file's content; None (with a CacheWarning) when it cannot be read.
+    """The generations file's content (JSON, gzip-compressed when the name ends in ``.gz``);
+    None (with a CacheWarning) when it cannot be read.
 
     The packaged file is not deleted when it is damaged (it is part of the installation):
     the caller's error then says how to write it again.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        data = json.loads((gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8"))
         if not isinstance(data, dict) or not isinstance(data.get("settings"), dict):
             raise ValueError("no 'settings' object")
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as err:
+    except (OSError, EOFError, ValueError) as err:  # gzip: BadGzipFile (OSError), EOFError
         warnings.warn(f"the SmolLM2 generations file {path} is unreadable ({err}); "
                       "ignoring it", CacheWarning, stacklevel=3)
         return None

@@ -224,3 +224,37 @@ def test_packaged_generations_load_and_a_greedy_slice_regenerates(tok):
     texts, new = D.decoding_batch(prompts.prompt_ids[:2], "greedy", seed=s["seed"])
     assert texts == data["texts"]["greedy"][:2]
     assert new == data["new_tokens"]["greedy"][:2]
+
+
+# ------------------------------------------------------------------ scoring
+def test_rounds_draw_the_same_prompts_for_every_set():
+    assert D._round_rows(10, 0, 0.8, 0).tolist() == list(range(10))
+    a, b = D._round_rows(100, 1, 0.8, 0), D._round_rows(100, 2, 0.8, 0)
+    assert len(a) == 80 and len(set(a)) == 80 and a.tolist() == sorted(a)
+    assert a.tolist() == D._round_rows(100, 1, 0.8, 0).tolist() and a.tolist() != b.tolist()
+
+
+def _rows(values, unit="round-000", metric="mauve"):
+    import pandas as pd
+
+    return pd.DataFrame({"unit": unit, "decoding": list(values), "metric": metric,
+                         "value": list(values.values())})
+
+
+def test_orders_against_mauve_papers():
+    import pandas as pd
+
+    good = {"top-p 0.9": 0.9, "top-p 0.95": 0.8, "pure": 0.7, "greedy": 0.1, "T 1.3": 0.0}
+    # a nucleus setting below pure sampling still agrees: the better of the two counts
+    mixed = {"top-p 0.9": 0.9, "top-p 0.95": 0.6, "pure": 0.7, "greedy": 0.1}
+    wrong = {"top-p 0.9": 0.5, "top-p 0.95": 0.6, "pure": 0.7, "greedy": 0.1}
+    rows = pd.concat([_rows(good), _rows(mixed, "round-001"), _rows(wrong, "round-002"),
+                      # a distance: lower is better, so these agree
+                      _rows({"top-p 0.9": 1.0, "top-p 0.95": 2.0, "pure": 3.0, "greedy": 9.0},
+                            metric="fid")])
+    out = D.decoding_orders(rows).set_index("metric")
+    assert list(out.index) == ["fid", "mauve"]  # registry order
+    assert out.loc["mauve", "agrees"] and out.loc["mauve", "rounds agreeing"] == 0.5
+    assert out.loc["fid", "agrees"] and out.loc["fid", "top-p 0.9 / top-p 0.95"] == -1.0
+    assert not D.decoding_orders(_rows(wrong)).set_index("metric").loc["mauve", "agrees"]
+    assert out["rounds agreeing"].isna().sum() == 1  # fid has no subset rounds

@@ -62,9 +62,10 @@ from markeval._checks import check_bool, check_int, check_seed
 from markeval.cache import CacheWarning, atomic_write
 from markeval.experiments.generators import _read_generations, batch_seed, generate_ids
 
-__all__ = ["BATCH_SIZE", "CONTINUATION_TOKENS", "DATA_FILE", "DECODINGS", "PROMPT_TOKENS",
-           "Prompts", "bbc_prompts", "decoding_batch", "generate_decodings",
-           "load_decoding_generations", "write_decoding_generations"]
+__all__ = ["BATCH_SIZE", "CONTINUATION_TOKENS", "DATA_FILE", "DECODINGS", "MAUVE_ORDER",
+           "PROMPT_TOKENS", "Prompts", "bbc_prompts", "decoding_batch", "decoding_orders",
+           "decoding_unit_rows", "generate_decodings", "load_decoding_generations",
+           "write_decoding_generations"]
 
 PROMPT_TOKENS = 32
 CONTINUATION_TOKENS = 48
@@ -486,6 +487,121 @@ def load_decoding_generations(n: int | None = None, *, seed: int = 0,
     found = data["settings"]
     want = _settings(found.get("n") if n is None else n, seed, None, None)
     return data if all(found.get(k) == v for k, v in want.items() if k not in _HOW) else None
+
+
+# ---------------------------------------------------------------------------- scoring
+#: The decodings MAUVE's paper orders (its §4: nucleus sampling closest to human text, then
+#: pure sampling, then greedy decoding), best first: both nucleus settings tie for first.
+MAUVE_ORDER = (("top-p 0.9", "top-p 0.95"), ("pure",), ("greedy",))
+
+
+def _round_rows(n: int, round_index: int, fraction: float, seed: int) -> np.ndarray:
+    """The prompts a round scores: all of them in round 0, else a random ``fraction``, drawn
+    by a generator seeded by ``(seed, round)`` alone. One draw for every set: the continuations
+    of a prompt (human and each decoding's) stay together."""
+    if round_index == 0:
+        return np.arange(n)
+    rng = np.random.default_rng([seed, round_index])
+    return np.sort(rng.choice(n, max(2, round(fraction * n)), replace=False))
+
+
+def decoding_unit_rows(round_index: int, settings: dict) -> "pd.DataFrame":
+    """The rows of one unit of the stage ``decoding``: every metric of ``settings["metrics"]``
+    for every decoding's continuations against the human continuations of the same prompts,
+    on round ``round_index``'s prompts (0: all ``settings["n"]``; later rounds: a random
+    ``fraction``, for the intervals), long, protocol ``pooled``.
+
+    The first ``n`` prompts of the packaged generations are used (a smaller ``n`` is the
+    first part of a larger study). Continuations are embedded with ``settings["encoder"]``
+    (disk-cached). Mark-Evaluate scores at ``me_k``, IPR at ``ipr_k``, PRD with ``prd_runs``
+    clusterings; PRD and MAUVE cluster with the seed ``seed + round``. FID is the singular
+    estimate when a set has no more rows than dimensions.
+    """
+    import pandas as pd
+
+    from markeval import registry
+    from markeval.datasets import cache_dir
+    from markeval.experiments.sensitivity import default_encoder, scores
+    from markeval.experiments.vocabulary import LONG_COLUMNS, encoder_name
+
+    n = check_int(settings["n"], "n", minimum=2)
+    round_index = check_int(round_index, "round_index", minimum=0,
+                            maximum=check_int(settings["rounds"], "rounds", minimum=0))
+    data = load_decoding_generations(seed=settings["seed"])
+    if data is None:
+        raise FileNotFoundError(f"no decoding generations for seed {settings['seed']} in "
+                                f"{DATA_FILE}: python -m markeval.experiments.decoding "
+                                f"--n {max(n, 1000)}")
+    if len(data["human"]) < n:
+        raise ValueError(f"n={n} exceeds the {len(data['human'])} prompts generated")
+    encode = default_encoder(model=settings["encoder"], cache_dir=cache_dir() / "embeddings",
+                             progress=False)
+    rows = _round_rows(n, round_index, settings["fraction"], settings["seed"])
+    human = np.asarray(encode(data["human"][:n]), dtype=np.float64)[rows]
+    k_of = {"mark_evaluate": settings["me_k"], "ipr": settings["ipr_k"]}
+    out = []
+    for decoding in DECODINGS:
+        model = np.asarray(encode(data["texts"][decoding][:n]), dtype=np.float64)[rows]
+        values = scores(human, model, settings["metrics"], me_k=settings["me_k"],
+                        ipr_k=settings["ipr_k"], prd_runs=settings["prd_runs"],
+                        fid_allow_singular=len(rows) <= human.shape[1],
+                        seed=settings["seed"] + round_index)
+        out += [{"decoding": decoding, "metric": metric,
+                 "k": k_of.get(registry.get(metric).family), "value": float(value)}
+                for metric, value in values.items()]
+    table = pd.DataFrame(out).assign(encoder=encoder_name(settings["encoder"]),
+                                     protocol="pooled", options="")
+    return table[["decoding", *LONG_COLUMNS]]
+
+
+def decoding_orders(rows: "pd.DataFrame", order=MAUVE_ORDER) -> "pd.DataFrame":
+    """Whether each metric orders the decodings as MAUVE's paper does, with bands over rounds.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        Rows of the stage ``decoding`` (columns ``unit``, ``decoding``, ``metric``,
+        ``value``), round ``round-000`` on all prompts and later rounds on subsets.
+    order : tuple of tuples of str
+        Groups of decodings, best first (default :data:`MAUVE_ORDER`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric (registry name): its oriented score (higher is better: a distance
+        is negated) of each group's best decoding on all prompts, ``agrees`` (every group
+        beats the next on all prompts), and ``rounds agreeing`` (the share of subset rounds in
+        which it does; NaN without subset rounds).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"unit": "round-000", "decoding": ["top-p 0.9", "pure", "greedy"],
+    ...                      "metric": "mauve", "value": [0.9, 0.8, 0.1]})
+    >>> decoding_orders(rows)[["metric", "agrees"]].to_dict("records")
+    [{'metric': 'mauve', 'agrees': True}]
+    """
+    import pandas as pd
+
+    from markeval import registry
+
+    wide = rows.pivot_table(index=["unit", "metric"], columns="decoding", values="value")
+    sign = np.array([1.0 if registry.get(m).higher_is_better else -1.0
+                     for m in wide.index.get_level_values("metric")])
+    wide = wide.mul(sign, axis=0)
+    best = pd.concat({" / ".join(group): wide[[d for d in group if d in wide]].max(axis=1)
+                      for group in order}, axis=1)
+    agrees = pd.Series(True, index=best.index)
+    for a, b in zip(best.columns, best.columns[1:]):
+        agrees &= best[a] > best[b]
+    full = best.xs("round-000", level="unit")
+    out = full.assign(agrees=agrees.xs("round-000", level="unit"))
+    rest = agrees[agrees.index.get_level_values("unit") != "round-000"]
+    out["rounds agreeing"] = (rest.groupby(level="metric").mean() if len(rest)
+                              else np.nan)
+    names = registry.names()
+    return out.reset_index().sort_values("metric", key=lambda m: m.map(names.index),
+                                         ignore_index=True)
 
 
 def main(argv=None) -> int:

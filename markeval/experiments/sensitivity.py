@@ -600,13 +600,17 @@ def sensitivity_tables(rows: pd.DataFrame) -> dict:
     """
     out = {}
     ks = rows[rows["experiment"] == "k_sweep"]
-    part = {m: registry.get(m).part for m in ks["metric"].unique()}
-    wide = (ks.assign(estimator=ks["metric"].map(part), k=ks["k"].astype(int))
-            .pivot_table(index=["k", "estimator"], columns="quantity", values="value",
-                         sort=False)
-            .reset_index().rename_axis(columns=None))
-    wide["population"] = wide["population"].astype(int)
-    out["k_sweep"] = wide[["k", "estimator", "estimate", "population", "score"]]
+    columns = ["k", "estimator", "estimate", "population", "score"]
+    if ks.empty:  # the rows of word swap alone, or of a stage of recent metrics
+        out["k_sweep"] = pd.DataFrame(columns=columns)
+    else:
+        part = {m: registry.get(m).part for m in ks["metric"].unique()}
+        wide = (ks.assign(estimator=ks["metric"].map(part), k=ks["k"].astype(int))
+                .pivot_table(index=["k", "estimator"], columns="quantity", values="value",
+                             sort=False)
+                .reset_index().rename_axis(columns=None))
+        wide["population"] = wide["population"].astype(int)
+        out["k_sweep"] = wide[columns]
     mc = rows[rows["experiment"] == "mode_collapse"].copy()
     mc["level"] = mc["level"].astype(int)
     out["mode_collapse"] = mc[["seed", "step", "level", "kept", "metric", "value"]].reset_index(

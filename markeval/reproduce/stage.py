@@ -19,11 +19,18 @@ import pandas as pd
 from markeval._checks import check_choice
 from markeval.profile import PROFILES
 
-__all__ = ["COMPARISON_COLUMNS", "Stage", "settings_key"]
+__all__ = ["COMPARISON_COLUMNS", "Stage", "no_comparison", "settings_key"]
 
 #: The columns of ``paper_comparison.csv``, in order (``profile`` is added by the runner).
 COMPARISON_COLUMNS = ("paper", "table", "row", "column", "paper_value", "our_value", "profile",
                       "setting")
+
+
+
+def no_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    """A stage's ``compare`` when the papers print no number for it (figures only, or metrics
+    published since): no line of ``paper_comparison.csv``."""
+    return pd.DataFrame(columns=[c for c in COMPARISON_COLUMNS if c != "profile"])
 
 
 @dataclass(frozen=True)

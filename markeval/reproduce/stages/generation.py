@@ -32,7 +32,7 @@ import pandas as pd
 from markeval.experiments.ladder import (check_ladder_settings, generator_names,
                                          ladder_comparison, ladder_inputs, ladder_unit_rows)
 from markeval.experiments.sensitivity import encode_sensitivity_sets, sensitivity_unit_rows
-from markeval.reproduce.stage import Stage
+from markeval.reproduce.stage import Stage, no_comparison
 
 
 def _ladder_settings(profile: str, encoder: str | None = None) -> dict:
@@ -73,7 +73,7 @@ def _ladder_stage(encoder: str | None = None, suffix: str = "", recent: bool = F
             _ladder_settings(profile, encoder)),
         units=_ladder_units, compute=_ladder_compute,
         # the paper has no number for the recent metrics
-        compare=_no_comparison if recent else ladder_comparison,
+        compare=no_comparison if recent else ladder_comparison,
         prepare=lambda settings: ladder_inputs(settings["n"], settings["seed"],
                                                settings["smollm2"], settings["encoder"]),
         # in full a round encodes every generator's 1,000 sentences and scores them all,
@@ -97,12 +97,6 @@ def _with_recent(settings: dict) -> dict:
     from markeval.experiments.sensitivity import recent_set_metric_names
 
     return {**settings, "metrics": list(recent_set_metric_names())}
-
-
-def _no_comparison(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    from markeval.reproduce.stage import COMPARISON_COLUMNS
-
-    return pd.DataFrame(columns=[c for c in COMPARISON_COLUMNS if c != "profile"])
 
 
 #: MiniLM (the book's encoder) and all-mpnet-base-v2 (Mark-Evaluate Table 4's question: does
@@ -187,7 +181,7 @@ STAGES = STAGES + (
           title="Mark-Evaluate Figs. 2-3 analogues: K sweep and mode collapse (BBC)",
           settings=_sensitivity_settings,
           units=lambda settings: _sensitivity_units(settings, ("k_sweep", "mode_collapse")),
-          compute=_sensitivity_compute, compare=_no_comparison,
+          compute=_sensitivity_compute, compare=no_comparison,
           check_units=lambda settings: ["k_sweep/K=01", "mode_collapse/seed=0/step=4"],
           # one neighbour swapped by another CPU's last bits moves a ci score by 1/200
           tolerance=1e-2, parallel=True, prepare=encode_sensitivity_sets, row_format=2),
@@ -195,7 +189,7 @@ STAGES = STAGES + (
           title="Mark-Evaluate Fig. 4 analogue: word swap (BBC)",
           settings=_sensitivity_settings,
           units=lambda settings: _sensitivity_units(settings, ("word_swap",)),
-          compute=_sensitivity_compute, compare=_no_comparison,
+          compute=_sensitivity_compute, compare=no_comparison,
           # in full, p = 0: the 10,000-sentence sets are scored, none is re-encoded
           check_units=lambda settings: (["word_swap/seed=1/p=0.5"]
                                         if settings["n_swap"] <= 200 else
@@ -220,14 +214,14 @@ STAGES = STAGES + (
           title="Mode collapse scored by MAUVE, density/coverage and Vendi (BBC)",
           settings=lambda profile: _with_recent(_sensitivity_settings(profile)),
           units=lambda settings: _sensitivity_units(settings, ("mode_collapse",)),
-          compute=_sensitivity_compute, compare=_no_comparison,
+          compute=_sensitivity_compute, compare=no_comparison,
           check_units=lambda settings: ["mode_collapse/seed=0/step=4"],
           tolerance=1.5e-2, parallel=True, prepare=encode_sensitivity_sets, row_format=2),
     Stage(name="word_swap_recent",
           title="Word swap scored by MAUVE, density/coverage and Vendi (BBC)",
           settings=lambda profile: _with_recent(_sensitivity_settings(profile)),
           units=lambda settings: _sensitivity_units(settings, ("word_swap",)),
-          compute=_sensitivity_compute, compare=_no_comparison,
+          compute=_sensitivity_compute, compare=no_comparison,
           check_units=lambda settings: (["word_swap/seed=1/p=0.5"]
                                         if settings["n_swap"] <= 200 else
                                         ["word_swap/seed=0/p=0"]),

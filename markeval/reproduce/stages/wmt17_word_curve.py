@@ -27,7 +27,7 @@ import pandas as pd
 
 from markeval.experiments.wmt17 import (DEFAULT_K, ENCODER, IPR_K, KS, SYSTEM_PAIRS,
                                         score_systems)
-from markeval.reproduce.stage import COMPARISON_COLUMNS, Stage
+from markeval.reproduce.stage import Stage, no_comparison
 
 __all__ = ["STAGES", "unit_size"]
 
@@ -87,15 +87,11 @@ def _cost(unit: str, settings: dict) -> float:
     return 10 + 0.17 * (size or len(load_wmt17(pair).references))
 
 
-def _compare(rows: pd.DataFrame, settings: dict) -> pd.DataFrame:
-    """No paper table prints this curve: nothing to set beside a paper's number."""
-    return pd.DataFrame(columns=[c for c in COMPARISON_COLUMNS if c != "profile"])
-
-
 STAGES = (Stage(
     name="wmt17_word_curve",
     title="The pooled word-level sample-size study at 400 sentences and beyond (WMT17, index)",
-    settings=_settings, units=_units, compute=_compute, compare=_compare,
+    # no paper table prints this curve
+    settings=_settings, units=_units, compute=_compute, compare=no_comparison,
     check_units=lambda settings: [_units(settings)[0]],
     # As wmt17_system's (5e-3): the float32 vectors' last bits, and a neighbour swapped by them
     # moving a k-NN score by 1/n with n >= 400 samples per set.

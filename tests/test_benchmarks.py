@@ -24,17 +24,19 @@ SCRIPTS = sorted(p.name for p in (REPO / "benchmarks").glob("*.py")
 #: do (``word_sets`` of ``benchmarks/neighbour_data.py`` reads WMT17).
 NEEDS = {"bleu.py": [needs_wmt17], "chrf_ter.py": [needs_wmt17],
          "embedding_metrics.py": [needs_wmt17], "mark_evaluate_scale.py": [needs_wmt17],
-         "memoize.py": [needs_wmt17], "meteor_rouge.py": [needs_wmt17, needs_tac],
-         "neighbour_agreement.py": [needs_wmt17], "neighbour_index.py": [needs_wmt17],
-         "parallel_units.py": [needs_tac], "significance.py": [needs_wmt17],
+         "mauve_scale.py": [needs_wmt17], "memoize.py": [needs_wmt17],
+         "meteor_rouge.py": [needs_wmt17, needs_tac], "neighbour_agreement.py": [needs_wmt17],
+         "neighbour_index.py": [needs_wmt17], "parallel_units.py": [needs_tac],
+         "significance.py": [needs_wmt17],
          "triangle_bound.py": [needs_wmt17], "word_curve_exact.py": [needs_wmt17]}
 #: Scripts whose smoke run takes ten seconds or more on two cores (a model loaded, a worker
 #: pool started, an index built; about four minutes together): `make test-full`. `make test`
 #: smoke-runs the others, so the harness (arguments, scratch copies, nothing written into the
 #: repository) is checked on every run.
 SLOW = {"bertscore_baseline.py", "embedding_metrics.py", "encoders.py", "gpu.py",
-        "mark_evaluate_scale.py", "memoize.py", "neighbour_agreement.py", "neighbour_index.py",
-        "parallel_units.py", "perplexity.py", "triangle_bound.py", "word_curve_exact.py"}
+        "mark_evaluate_scale.py", "mauve_scale.py", "memoize.py", "neighbour_agreement.py",
+        "neighbour_index.py", "parallel_units.py", "perplexity.py", "triangle_bound.py",
+        "word_curve_exact.py"}
 #: What a run must leave as it was: the scripts and the results they write, the README's table,
 #: the packaged BERTScore baseline.
 WATCHED = ("benchmarks", "markeval/results", "markeval/semantic/bertscore_baseline.json",

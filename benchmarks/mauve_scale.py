@@ -51,7 +51,7 @@ Rows are appended to ``--csv`` (a new column widens the file; old rows keep empt
 with the commit and machine that produced it.
 
     nice -n 10 python benchmarks/mauve_scale.py [--sizes 10000 100000] [--buckets auto]
-        [--iterations 25] [--redos 1] [--threads 2] [--seed 25] [--lloyd-max-gib 4]
+        [--iterations 30] [--redos 1] [--threads 2] [--seed 25] [--lloyd-max-gib 4]
         [--k 3] [--probes 0] [--smoke]
 """
 
@@ -90,7 +90,8 @@ class Steps:
     def __init__(self):
         self.seconds: dict[str, float] = {}
         self.peak: dict[str, float] = {}
-        self.objectives: list[np.ndarray] = []
+        #: per faiss k-means: its objective per iteration and its seconds per iteration
+        self.faiss: list[tuple[np.ndarray, float]] = []
 
     @contextlib.contextmanager
     def __call__(self, name: str):
@@ -122,7 +123,11 @@ def watched(steps: Steps):
     def timed_train(self, x, *args, **kwargs):
         with steps("faiss_train"):
             out = train(self, x, *args, **kwargs)
-        steps.objectives.append(np.asarray(self.obj))
+        # faiss records its iterations from the start through the seeding it keeps (the
+        # best), each with the seconds since the start: iterations of later seedings are run
+        # but not recorded, so the seconds per iteration come from the record
+        stats = self.iteration_stats
+        steps.faiss.append((np.asarray(self.obj), stats[-1]["time"] / len(stats)))
         return out
 
     with mock.patch.object(module, "_project", steps.wrap("pca", module._project)), \
@@ -131,21 +136,25 @@ def watched(steps: Steps):
         yield
 
 
-def estimate(n: int, buckets: int, dims: int, iterations: int, redos: int) -> float:
-    """Flops of faiss's k-means on ``2n`` points: ``iterations × redos`` assignments of the
-    training sample (at most ``FAISS_MAX_POINTS`` per centroid), then one of every point."""
+def estimate(n: int, buckets: int, dims: int, iterations: int) -> float:
+    """Flops of faiss's k-means on ``2n`` points: ``iterations`` assignments of the training
+    sample (at most ``FAISS_MAX_POINTS`` per centroid), then one of every point."""
     trained = min(2 * n, FAISS_MAX_POINTS * buckets)
-    return 2.0 * buckets * dims * (trained * iterations * redos + 2 * n)
+    return 2.0 * buckets * dims * (trained * iterations + 2 * n)
 
 
-def objective_tail(objectives: np.ndarray, iterations: int, redos: int) -> float:
-    """The kept seeding's relative fall of the k-means objective over its last five
-    iterations (0: converged; NaN with fewer than six iterations)."""
-    if iterations < 6 or objectives.size != iterations * redos:
-        return float("nan")
-    runs = objectives.reshape(redos, iterations)
-    kept = runs[int(runs[:, -1].argmin())]
-    return float((kept[-6] - kept[-1]) / kept[-1])
+def seedings(objectives: np.ndarray) -> list[np.ndarray]:
+    """faiss's recorded objective per iteration split into seedings: within one it never
+    rises (beyond rounding), and a new one starts from random centroids, far above where the
+    last ended (about twice as high, on these samples)."""
+    return np.split(objectives, np.flatnonzero(objectives[1:] > 1.1 * objectives[:-1]) + 1)
+
+
+def objective_tail(runs: list[np.ndarray]) -> float:
+    """The kept seeding's (the last recorded) relative fall over its last five iterations:
+    0 when faiss stopped at a fixed point; NaN with fewer than six iterations."""
+    kept = runs[-1]
+    return float((kept[-6] - kept[-1]) / kept[-1]) if len(kept) >= 6 else float("nan")
 
 
 def same_counts(ours, theirs, n: int) -> bool:
@@ -170,13 +179,13 @@ def one_size(n: int, args, code: str, machine: str) -> dict:
     dims = pca_project(union / np.linalg.norm(union, axis=1, keepdims=True)).shape[1]
     del union
     pca_alone = time.perf_counter() - start
-    flops = estimate(n, buckets, dims, args.iterations, args.redos)
+    flops = estimate(n, buckets, dims, args.iterations * args.redos)
     row = dict(n=n, dim=a.shape[1], pca_dims=dims, buckets=buckets, iterations=args.iterations,
                redos=args.redos, seed=args.seed, threads=args.threads,
                kmeans_gflop=round(flops / 1e9, 1))
     print(f"\nn={n} per set, dim={a.shape[1]} -> {dims} after PCA ({pca_alone:.1f} s); "
           f"{buckets} buckets, {args.iterations} iterations x {args.redos} seedings; faiss "
-          f"k-means ~{flops / 1e9:,.0f} GFLOP per side (2 * points * buckets * dims * "
+          f"k-means at most ~{flops / 1e9:,.0f} GFLOP per side (2 * points * buckets * dims * "
           f"iterations * seedings); load average {os.getloadavg()[0]:.1f}", flush=True)
     settings = dict(n_buckets=buckets, n_init=args.redos, max_iter=args.iterations)
 
@@ -192,17 +201,32 @@ def one_size(n: int, args, code: str, machine: str) -> dict:
              for f in ("mauve", "mauve_star", "frontier_integral", "frontier_integral_star")}
     same = (same_counts(ours.runs[0].p_hist, theirs.p_hist, n)
             and same_counts(ours.runs[0].q_hist, theirs.q_hist, n))
-    per_iteration = o["faiss_train"] / (args.iterations * args.redos)
+    # faiss stops a seeding early only at a fixed point (an iteration that leaves the
+    # objective unchanged); the iterations it ran, on either side, from the seconds they took
+    (objectives, per_iteration), theirs_per_iteration = ours_steps.faiss[-1], \
+        theirs_steps.faiss[-1][1]
+    ran = round(o["faiss_train"] / per_iteration)
+    ran_theirs = round(t["faiss_train"] / theirs_per_iteration)
     # the package's defaults: auto buckets, 500 iterations x 5 seedings; an iteration's cost
     # is linear in the buckets and in the points trained on
     auto = auto_buckets(n, n)
     scale = (min(2 * n, FAISS_MAX_POINTS * auto) * auto
              / (min(2 * n, FAISS_MAX_POINTS * buckets) * buckets))
-    extrapolated = (per_iteration * scale * PACKAGE_ITERATIONS * PACKAGE_REDOS
-                    + t["total"] - t["faiss_train"])
-    tail = objective_tail(ours_steps.objectives[-1], args.iterations, args.redos)
+    rest = t["total"] - t["faiss_train"]
+    # at most: every seeding runs all its iterations, no fixed point reached
+    most = per_iteration * scale * PACKAGE_ITERATIONS * PACKAGE_REDOS + rest
+    # where the recorded seedings reached a fixed point before the cap, the defaults'
+    # seedings would stop after about as many iterations (at the same buckets)
+    runs = seedings(objectives)
+    to_fixed = float(np.mean([len(r) for r in runs]))
+    if all(len(r) < args.iterations for r in runs):
+        fixed = per_iteration * scale * to_fixed * PACKAGE_REDOS + rest
+        fixed_note = f"~{fixed / 60:.1f} min at this run's {to_fixed:.0f} iterations a seeding"
+    else:
+        fixed, fixed_note = float("nan"), "this run's seedings stopped at the cap"
+    tail = objective_tail(runs)
     fall = ("objective tail: n/a (fewer than six iterations)" if np.isnan(tail) else
-            f"objective fell {tail:.2%} over the kept seeding's last five iterations")
+            f"objective fell {tail:.3%} over the kept seeding's last five iterations")
     row.update(
         theirs_s=round(t["total"], 2), ours_s=round(o["total"], 2),
         ratio=round(t["total"] / o["total"], 3),
@@ -210,15 +234,16 @@ def one_size(n: int, args, code: str, machine: str) -> dict:
         theirs_mauve_star=theirs.mauve_star, ours_mauve_star=ours.mauve_star,
         mauve_star_diff=diffs["mauve_star"],
         max_frontier_diff=max(diffs["frontier_integral"], diffs["frontier_integral_star"]),
-        same_histograms=same,
+        same_histograms=same, iterations_run=ran, iterations_run_theirs=ran_theirs,
         theirs_kmeans_s=round(t["faiss_train"], 2),
         theirs_rest_s=round(t["total"] - t["faiss_train"], 2),
         ours_pca_s=round(o["pca"], 2), ours_kmeans_s=round(o["kmeans"], 2),
         ours_train_s=round(o["faiss_train"], 2),
         ours_rest_s=round(o["total"] - o["pca"] - o["kmeans"], 3),
-        kmeans_gflops=round(flops / 1e9 / o["kmeans"], 1),
+        kmeans_gflops=round(2 * min(2 * n, FAISS_MAX_POINTS * buckets) * buckets * dims
+                            / 1e9 / per_iteration, 1),
         s_per_iteration=round(per_iteration, 3), objective_tail=tail,
-        extrapolated_default_s=round(extrapolated),
+        extrapolated_default_max_s=round(most), extrapolated_default_fixed_point_s=fixed,
         theirs_peak_mib=round(theirs_steps.peak["total"]),
         ours_peak_mib=round(ours_steps.peak["total"]),
         ours_pca_peak_mib=round(ours_steps.peak["pca"]),
@@ -232,10 +257,12 @@ def one_size(n: int, args, code: str, machine: str) -> dict:
           f"  ratio theirs / ours {row['ratio']:.2f}; MAUVE {theirs.mauve:.6f} vs "
           f"{ours.mauve:.6f}: |diff| {diffs['mauve']:.1e}, MAUVE* {diffs['mauve_star']:.1e}, "
           f"frontier integrals {row['max_frontier_diff']:.1e}; same histograms: {same}\n"
-          f"  faiss k-means {row['kmeans_gflops']:.0f} GFLOP/s, {per_iteration:.2f} s per "
-          f"iteration; {fall}\n  extrapolated, not measured: mauve-text's defaults ({auto} "
-          f"buckets, {PACKAGE_ITERATIONS} iterations x {PACKAGE_REDOS} seedings) ~ "
-          f"{extrapolated / 3600:.2f} h per side", flush=True)
+          f"  faiss ran ~{ran} of {args.iterations * args.redos} iterations (mauve-text's: "
+          f"~{ran_theirs}; a seeding stops at a fixed point), {row['kmeans_gflops']:.0f} GFLOP/s,"
+          f" {per_iteration:.2f} s per iteration; {fall}\n  extrapolated, not measured: "
+          f"mauve-text's defaults ({auto} buckets, {PACKAGE_ITERATIONS} iterations x "
+          f"{PACKAGE_REDOS} seedings) per side: at most ~{most / 3600:.2f} h (no fixed point);"
+          f" {fixed_note}", flush=True)
 
     need = LLOYD_ARRAYS * 8 * 2 * n * buckets / 2**30
     if need <= args.lloyd_max_gib:
@@ -306,7 +333,7 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000])
     parser.add_argument("--buckets", default="auto",
                         help="k-means clusters: 'auto' (n/10, both packages' default) or a count")
-    parser.add_argument("--iterations", type=int, default=25,
+    parser.add_argument("--iterations", type=int, default=30,
                         help="k-means iterations per seeding (mauve-text's default: 500)")
     parser.add_argument("--redos", type=int, default=1,
                         help="k-means seedings, the best kept (mauve-text's default: 5)")
@@ -322,13 +349,13 @@ def main() -> None:
     parser.add_argument("--csv", type=Path,
                         default=PACKAGE_RESULTS / "benchmarks" / "mauve_scale.csv")
     parser.add_argument("--smoke", action="store_true",
-                        help="smallest run: n=2000, 3 iterations, the row appended to a "
-                        "temporary copy of --csv, never to the committed file")
+                        help="smallest run: n=2000, 3 iterations x 2 seedings, the row appended "
+                        "to a temporary copy of --csv, never to the committed file")
     args = parser.parse_args()
     if args.smoke:
         from _smoke import scratch_copy
 
-        args.sizes, args.iterations, args.redos = [2000], 3, 1
+        args.sizes, args.iterations, args.redos = [2000], 3, 2  # two: the seedings split
         args.csv = scratch_copy(args.csv)
     if args.buckets != "auto" and not args.buckets.isdigit():
         parser.error(f"--buckets takes 'auto' or a whole number, got {args.buckets!r}")

@@ -29,23 +29,32 @@ drift apart. ``--threads`` (default: every core) bounds faiss's OpenMP threads a
 threads of both sides alike; markeval's own k-means runs its products on one BLAS thread by
 design (``markeval/_threads.py``).
 
-**Why the k-means settings differ from mauve-text's defaults.** At 10⁵ points per set, k-means
-is all the cost, and faiss never stops early: it runs every one of ``kmeans_max_iter``
-iterations for each of ``kmeans_num_redo`` seedings. One iteration assigns every training
-point to its nearest centroid, about ``2 · 2n · K · d`` flops (``2n`` points, ``d`` the
-dimensions PCA keeps: 210 for these samples at 10⁴ per set; faiss trains on at most 256 points
-per centroid, which the auto buckets, 20 points per centroid, never reach). With the package's
-defaults (``K = n/10 = 10⁴`` buckets, 500 iterations, 5 seedings) that is
-``2 · 2·10⁵ · 10⁴ · 210 · 2500 ≈ 2.1·10¹⁵`` flops per side. faiss's k-means reached about
-RATE GFLOP/s here at 10⁴ per set (the row's ``kmeans_gflops``), so one iteration at 10⁵
-(``8.4·10¹¹`` flops) takes about PERITER s and the defaults about HOURS hours per side: an
-extrapolation from the measured rate, not a measurement (each run prints its own,
-``extrapolated``, from the per-iteration time it measures). The defaults here keep the
-buckets (their number defines the statistic: MAUVE moves with it) and cut the optimisation to
-**25 iterations of one seeding**: ``26 · 8.4·10¹¹ ≈ 2.2·10¹³`` flops, about MINUTES minutes per
-side at 10⁵ at the same rate. The kept seeding's objective over its last five iterations is
-printed (how far from converged the clustering stopped); both sides stop at the same place,
-so the comparison stays like for like.
+**Why the k-means settings differ from mauve-text's defaults.** At 10⁵ points per set,
+k-means is nearly all the cost. One iteration assigns every training point to its nearest
+centroid: ``2 · 2n · K · d`` flops (``2n`` points, ``K`` buckets, ``d`` the dimensions PCA
+keeps: 210 for these samples at 10⁴ per set; faiss trains on at most 256 points per centroid,
+which the auto buckets, 20 points per centroid, never reach). faiss (1.15 here) runs up to
+``kmeans_max_iter`` iterations for each of ``kmeans_num_redo`` seedings, and stops a seeding
+early only at a fixed point (an iteration that leaves the objective unchanged). With the
+package's defaults (``K = n/10 = 10⁴``, 500 iterations, 5 seedings) an iteration at 10⁵ is
+``2 · 2·10⁵ · 10⁴ · 210 ≈ 8.4·10¹¹`` flops. faiss's k-means ran at 43 GFLOP/s here at 10⁴ per
+set (2 threads, two other jobs busy on the 2 cores: the row's ``kmeans_gflops``), so an
+iteration at 10⁵ takes about 20 s, and — extrapolations from that rate, not measurements:
+
+* no seeding reaching a fixed point, 2500 iterations: about 13.5 hours per side;
+* the seedings here reached a fixed point after 9–10 iterations at 10³ per set, 13–19 at
+  2·10³, 17–22 at 5·10³ and 19–23 at 10⁴ (seeds 27–29, one thread, measured once for this
+  note): about 11 more per tenfold, so some 30–35 at 10⁵, and the defaults would take about
+  5 · 32 · 20 s ≈ 55 minutes per side.
+
+The defaults here keep the buckets (their number defines the statistic: MAUVE moves with it)
+and cut the optimisation to **one seeding of at most 30 iterations**: at most
+``31 · 8.4·10¹¹ ≈ 2.6·10¹³`` flops, about 10 minutes per side at 10⁵ at the rate above (about
+7 at the 62 GFLOP/s one thread reached on a core of its own). At 10⁴ the seeding stops at its
+fixed point (23 iterations) before the cap. Each run prints the iterations faiss ran, its
+seconds per iteration, the kept seeding's fall of the objective over its last five iterations
+(how far from converged it stopped) and its own extrapolation of the defaults' cost; both
+sides run the same iterations, so the comparison stays like for like.
 
 Rows are appended to ``--csv`` (a new column widens the file; old rows keep empty cells), each
 with the commit and machine that produced it.
@@ -74,7 +83,8 @@ from neighbour_data import word_sets  # noqa: E402
 
 #: ``2n × K`` float64 matrices markeval's Lloyd holds at its peak: the distances, the product
 #: ``x cᵀ`` and a temporary of the same shape while they combine, the one-hot memberships, and
-#: the previous iteration's distances until the new ones replace them.
+#: the previous iteration's distances until the new ones replace them (at 10⁴ per set and 10³
+#: buckets: 0.75 GiB estimated, a peak of 642 MiB measured).
 LLOYD_ARRAYS = 5
 #: faiss's ``ClusteringParameters.max_points_per_centroid``: it trains on a sample of at most
 #: this many points per centroid (both sides leave it at faiss's default).
@@ -243,7 +253,8 @@ def one_size(n: int, args, code: str, machine: str) -> dict:
         kmeans_gflops=round(2 * min(2 * n, FAISS_MAX_POINTS * buckets) * buckets * dims
                             / 1e9 / per_iteration, 1),
         s_per_iteration=round(per_iteration, 3), objective_tail=tail,
-        extrapolated_default_max_s=round(most), extrapolated_default_fixed_point_s=fixed,
+        extrapolated_default_max_s=round(most),
+        extrapolated_default_fixed_point_s=round(fixed) if fixed == fixed else fixed,
         theirs_peak_mib=round(theirs_steps.peak["total"]),
         ours_peak_mib=round(ours_steps.peak["total"]),
         ours_pca_peak_mib=round(ours_steps.peak["pca"]),

@@ -210,6 +210,25 @@ def test_a_round_scored_for_some_generators_gives_their_rows_of_the_whole_round(
         score_round(texts, {"a": emb["a"]}, ref, ref_emb, ce, 2, only=["c"])
 
 
+def test_a_round_scored_for_other_metrics_draws_the_same_subsets():
+    from markeval import registry
+
+    rng = np.random.default_rng(1)
+    texts = {g: [f"{g} w{i}" for i in range(40)] for g in ("a", "b")}
+    emb = {g: rng.normal(size=(40, 4)) for g in texts}
+    ref, ref_emb = [f"w{i}" for i in range(40)], rng.normal(size=(40, 4))
+    ce = ForwardCE(ref * 2)
+    rows = score_round(texts, emb, ref, ref_emb, ce, 1, prd_runs=1, metrics=["coverage", "vendi"])
+    assert list(rows["metric"]) == ["coverage", "vendi"] * 2 and rows["k"].isna().all()
+    # round 1's subsets, drawn as the ladder's own metrics draw them: a, then b
+    draw = np.random.default_rng([0, 1])
+    ref_idx, a_idx = (np.sort(draw.choice(40, 32, replace=False)) for _ in range(2))
+    want = registry.get("coverage").score(ref_emb[ref_idx], emb["a"][a_idx])
+    assert rows["value"].iloc[0] == want
+    with pytest.raises(ValueError, match=r"\['ipr_recall'\] are the ladder's own"):
+        score_round(texts, emb, ref, ref_emb, ce, 1, metrics=["mauve", "ipr_recall"])
+
+
 def test_score_generators_rejects_unequal_sizes():
     emb = np.zeros((3, 2))
     ce = ForwardCE(["a b c"] * 3)

@@ -53,13 +53,13 @@ from markeval._threads import single_threaded_blas
 from markeval._signature import make_signature
 from markeval.distribution.frontier import (FrontierResult, bucket_histogram,
                                             mauve_from_histograms)
+from markeval.geometry.index import FAISS_MAX_SEED
 
-__all__ = ["FrontierIntegralResult", "MauveResult", "auto_buckets", "mauve", "pca_project", "quantize"]
+__all__ = ["FrontierIntegralResult", "MauveResult", "auto_buckets", "mauve", "pca_project",
+           "quantize"]
 
 #: What ``mauve(kmeans=...)`` accepts.
 KMEANS = ("lloyd", "faiss")
-#: The largest seed faiss's k-means takes (a C ``int``), less the seeds after it.
-_FAISS_MAX_SEED = 2**31 - 1
 
 
 def auto_buckets(n: int, m: int) -> int:
@@ -145,8 +145,8 @@ def _check_kmeans(kmeans, n_init, max_iter, seed, n_seeds: int = 1) -> tuple:
     n_init = check_int(n_init, "n_init", minimum=1)
     max_iter = check_int(max_iter, "max_iter", minimum=1)
     seed = check_seed(seed)
-    if kmeans == "faiss" and seed + n_seeds - 1 > _FAISS_MAX_SEED:
-        raise ValueError(f"seed must be at most {_FAISS_MAX_SEED - n_seeds + 1} with "
+    if kmeans == "faiss" and seed + n_seeds - 1 > FAISS_MAX_SEED:
+        raise ValueError(f"seed must be at most {FAISS_MAX_SEED - n_seeds + 1} with "
                          f"kmeans='faiss' and n_seeds={n_seeds} (faiss's seed is a 32-bit "
                          f"int), got {seed}")
     return kmeans, n_init, max_iter, seed

@@ -286,8 +286,8 @@ def score_round(generated: Mapping[str, Sequence[str]], embeddings: Mapping[str,
         metrics = list(metrics)
         counted = sorted(set(metrics) & {"forward_ce", "reverse_ce", *K_FAMILY})
         if counted:
-            raise ValueError(f"metrics names {counted}: it takes set metrics without a "
-                             "neighbour count, the ladder's own are scored without it")
+            raise ValueError(f"metrics {counted} are the ladder's own (cross-entropies, or "
+                             "metrics at each K of ks): leave metrics=None to score them")
     ref_emb = np.asarray(reference_embeddings, dtype=np.float64)
     rng = np.random.default_rng([check_seed(seed), round_index])
     m = max(max(ks) + 2, round(fraction * n))

@@ -724,9 +724,9 @@ def sensitivity_unit_rows(experiment: str, fields: dict, settings: dict) -> pd.D
 
 
 __all__ = [
-    "ESTIMATORS", "PAPER_SET_METRICS", "SENSITIVITY_COLUMNS", "bbc_sets", "collapse_order", "collapse_step",
-    "default_encoder", "encode_sensitivity_sets", "k_sweep", "mode_collapse",
-    "perturbation_sweep", "scores", "sensitivity_inputs", "sensitivity_tables",
-    "sensitivity_unit_rows", "set_metric_names", "recent_set_metric_names", "summarize", "swap_words", "swapped_texts",
-    "word_swap",
+    "ESTIMATORS", "PAPER_SET_METRICS", "SENSITIVITY_COLUMNS", "bbc_sets", "collapse_order",
+    "collapse_step", "default_encoder", "encode_sensitivity_sets", "k_sweep", "mode_collapse",
+    "perturbation_sweep", "recent_set_metric_names", "scores", "sensitivity_inputs",
+    "sensitivity_tables", "sensitivity_unit_rows", "set_metric_names", "summarize", "swap_words",
+    "swapped_texts", "word_swap",
 ]

@@ -60,7 +60,7 @@ import numpy as np
 
 from markeval._checks import check_bool, check_int, check_seed
 from markeval.cache import CacheWarning, atomic_write
-from markeval.experiments.generators import _read_generations, batch_seed, generate_ids
+from markeval.experiments.generators import read_generations, batch_seed, generate_ids
 
 __all__ = ["BATCH_SIZE", "CONTINUATION_TOKENS", "DATA_FILE", "DECODINGS", "MAUVE_ORDER",
            "PROMPT_TOKENS", "Prompts", "bbc_prompts", "decoding_batch", "decoding_orders",
@@ -481,7 +481,7 @@ def load_decoding_generations(n: int | None = None, *, seed: int = 0,
     if n is not None:
         n = check_int(n, "n", minimum=1)
     seed = check_seed(seed)
-    data = _read_generations(Path(path))
+    data = read_generations(Path(path))
     if data is None:
         return None
     found = data["settings"]
@@ -629,7 +629,7 @@ def main(argv=None) -> int:
         print(f"\ninterrupted: the finished batches are in {cache}; run the same command again "
               "to continue from there", file=sys.stderr)
         return 130
-    data = _read_generations(path)
+    data = read_generations(path)
     print(f"wrote {path}")
     for name, s in data["seconds"].items():
         resumed = data["resumed"][name]

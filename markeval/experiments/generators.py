@@ -62,8 +62,8 @@ from markeval.text import split_sentences
 
 __all__ = ["CACHE_FILE", "DIVERSITY_CHAINS", "GENERATORS", "QUALITY_CHAINS", "SMOLLM2_TEMPERATURES",
            "GeneratorSpec", "Ladder", "batch_seed", "build_ladder", "collapsed_sentences",
-           "generate_ids", "load_smollm2_cache", "ngram_sentences", "smollm2_sentences",
-           "write_smollm2_cache"]
+           "generate_ids", "load_smollm2_cache", "ngram_sentences", "read_generations",
+           "smollm2_sentences", "write_smollm2_cache"]
 
 SWAP_RATES = (0.1, 0.25, 0.5, 1.0)
 NGRAM_ORDERS = (1, 2, 3, 4, 5)
@@ -341,7 +341,7 @@ def write_smollm2_cache(n: int, *, seed: int = 0, path: Path = CACHE_FILE, progr
     return path
 
 
-def _read_generations(path: Path) -> dict | None:
+def read_generations(path: Path) -> dict | None:
     """The generations file's content (JSON, gzip-compressed when the name ends in ``.gz``);
     None (with a CacheWarning) when it cannot be read.
 
@@ -364,7 +364,7 @@ def _read_generations(path: Path) -> dict | None:
 
 def load_smollm2_cache(n: int, *, seed: int = 0, path: Path = CACHE_FILE) -> dict | None:
     """The cached SmolLM2 generations if they were made for ``(n, seed)``; else None."""
-    data = _read_generations(Path(path))
+    data = read_generations(Path(path))
     return data if data is not None and data["settings"] == _smollm2_settings(n, seed) else None
 
 
@@ -505,7 +505,7 @@ def build_ladder(n: int, *, seed: int = 0, smollm2: str = "cache", names=None,
 
 
 def _cache_settings():
-    data = _read_generations(CACHE_FILE)
+    data = read_generations(CACHE_FILE)
     if data is None:
         return "nothing"
     s = data["settings"]

@@ -32,7 +32,7 @@ __all__ = ["BENCHMARK_FILES", "PACKAGE_RESULTS", "GluedMarkdown", "benchmark_row
 #: ``provenance.json``, ``timings.csv``, and the benchmark scripts' rows in ``benchmarks/``.
 PACKAGE_RESULTS = Path(__file__).resolve().parents[1] / "results"
 #: The benchmark results a chapter reads (:func:`benchmark_rows`).
-BENCHMARK_FILES = ("mark_evaluate_scale", "neighbour_agreement", "word_curve_exact")
+BENCHMARK_FILES = ("mark_evaluate_scale", "mauve_scale", "neighbour_agreement", "word_curve_exact")
 
 
 def results_dir() -> Path:

@@ -51,6 +51,16 @@ class Entry:
 # --------------------------------------------------------------------------- helpers
 
 
+def _frontier_integral(p, q, lone=4):
+    total = 0.0
+    for a, b in zip(p, q):
+        if a == 0 or b == 0:
+            total += (a + b) / lone
+        elif abs(a - b) > 1e-8:
+            total += (a + b) / 4 - a * b * (math.log(a) - math.log(b)) / (2 * (a - b))
+    return 2 * total
+
+
 def _ngram_counter(tokens, n):
     return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
 
@@ -769,6 +779,18 @@ REGISTRY: dict[str, Entry] = {
         right=_cross_year,
         wrong={"reported on the same year": lambda a, b: _cross_year(a, b, "same year"),
                "larger K on ties": lambda a, b: _cross_year(a, b, "larger K on ties")}),
+    # 19 MAUVE and the divergence frontier
+    "mauve.frontier_point": Entry(
+        right=(2 ** -2.5, 2 ** -2.5),
+        wrong={"c = 1": (2 ** -0.5, 2 ** -0.5), "KL not scaled (exp(-KL))": (0.5 ** 0.5,) * 2,
+               "the divergences, not the curve": (math.log(2) / 2,) * 2}),
+    "mauve.frontier_integral": Entry(
+        right=_frontier_integral,
+        wrong={"not doubled": lambda p, q: _frontier_integral(p, q) / 2,
+               "lone masses over 2": lambda p, q: _frontier_integral(p, q, lone=2)}),
+    "mauve.smoothed": Entry(
+        right=[3.5 / 5.5, 1.5 / 5.5, 0.5 / 5.5],
+        wrong={"add-1 (Laplace)": [4 / 7, 2 / 7, 1 / 7], "not smoothed": [0.75, 0.25, 0.0]}),
 }
 
 

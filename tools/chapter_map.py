@@ -31,6 +31,7 @@ DEPENDS_ON = {
     7: (1,), 8: (7,), 9: (8,), 10: (7,),
     11: (), 12: (10, 11), 13: (12,),
     14: (1, 3), 15: (9, 12, 14), 16: (5, 14), 17: (12, 16), 18: (2, 12),
+    19: (10, 13, 18),
 }
 #: Assignment -> the chapters it practises (book/assignments.md, "Covers").
 ASSIGNMENTS = {1: (3,), 2: (4, 5), 3: (7, 8, 9), 4: (11, 12, 13)}
@@ -88,7 +89,7 @@ SHORT_TITLES = {
     6: "chrF, TER, significance", 10: "Distributions of texts", 12: "Mark-Evaluate",
     13: "Sensitivity", 14: "Translation: metrics vs people",
     15: "Translation: embedding metrics", 16: "Summaries: metrics vs people",
-    17: "Summaries: embedding metrics", 18: "Ranking generators",
+    17: "Summaries: embedding metrics", 18: "Ranking generators", 19: "MAUVE",
 }
 
 

@@ -279,8 +279,8 @@ class MauveResult:
 
     @property
     def divergence_curve(self) -> np.ndarray:
-        """The first seed's divergence curve (:func:`~markeval.distribution.frontier.
-        divergence_curve`)."""
+        """The first seed's divergence curve (see
+        :func:`markeval.distribution.frontier.divergence_curve`)."""
         return self.runs[0].divergence_curve
 
 

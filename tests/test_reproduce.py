@@ -577,7 +577,8 @@ CHECKED_BY_CHAPTERS = {"sensitivity": "13_sensitivity", "word_swap": "13_sensiti
                        "tac_embedding": "17_summarization_embedding_correlation",
                        "ladder": "18_unconditional_generation",
                        "mode_collapse_recent": "19_mauve", "word_swap_recent": "19_mauve",
-                       "ladder_recent": "19_mauve", "decoding": "19_mauve"}
+                       "ladder_recent": "19_mauve", "decoding": "19_mauve",
+                       "wmt17_system_recent": "19_mauve"}
 
 
 def _checks():

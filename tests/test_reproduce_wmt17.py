@@ -271,3 +271,55 @@ def test_a_word_curve_unit_is_its_systems_rows_of_the_whole_pair():
     pd.testing.assert_frame_equal(one, whole[whole.system == "online-A.0"].reset_index(drop=True))
     with pytest.raises(KeyError, match=r"systems \['online-Z'\] are not among cs-en's"):
         wmt17.score_systems("word", "cs-en", 4, 0, settings, systems=["online-Z"])
+
+
+def test_recent_system_unit_applies_the_small_set_rule_and_equals_the_library():
+    """wmt17_system_recent: MAUVE only where a subset gives enough buckets, every other metric
+    at every size; each value is the library function's on the subset's sentence vectors."""
+    from markeval import mark_evaluate, mauve
+    from markeval.datasets import load_wmt17, wmt17_system_match
+    from markeval.encoders import sentence_embeddings
+
+    stage = get_stage("wmt17_system_recent")
+    full = stage.settings_for("full")
+    assert stage.units(full) == wmt17.SYSTEM_PAIRS and None in full["sizes"]
+    settings = dict(stage.settings_for("ci"), sizes=[20, 40], draws=[1, 1],
+                    metrics=["me_petersen", "mauve"], mauve_min_buckets=3)
+    rows = stage.compute("cs-en", settings)
+    assert list(rows.columns) == ["pair", "system", "level", "size", "draw", "human",
+                                  *LONG_COLUMNS]
+    assert set(rows.system) == set(wmt17_da_systems("cs-en").system)
+    # 20 sentences: auto_buckets 2 < 3, no MAUVE; 40: 4 buckets
+    assert set(rows[rows["size"] == 20].metric) == {"me_petersen"}
+    assert set(rows[rows["size"] == 40].metric) == {"me_petersen", "mauve"}
+    assert rows[rows.metric == "me_petersen"].k.eq(1).all() and rows[
+        rows.metric == "mauve"].k.isna().all()
+    # the library on the same vectors (encoded as the unit does: every needed sentence at once)
+    data = load_wmt17("cs-en", detokenize=True)
+    keep = wmt17.sentence_subset_of("cs-en", 40, 0)
+    needed = np.unique(np.concatenate([wmt17.sentence_subset_of("cs-en", 20, 0), keep]))
+    system = "online-A.0"
+    outputs = data.systems[wmt17_system_match("cs-en").mapping[system]]
+    ref, cand = (sentence_embeddings([texts[i] for i in needed], progress=False
+                                     ).astype(np.float64)[np.searchsorted(needed, keep)]
+                 for texts in (data.references, outputs))
+    got = rows[(rows.system == system) & (rows["size"] == 40)].set_index("metric").value
+    me = mark_evaluate(ref, cand, 1, progress=False)
+    assert got["me_petersen"] == pytest.approx(me.petersen.score, abs=1e-12)
+    assert got["mauve"] == pytest.approx(mauve(ref, cand, seed=0).mauve, abs=1e-12)
+    with pytest.raises(KeyError, match="pair 'de-en' is not in this profile's pairs"):
+        stage.compute("de-en", settings)
+    with pytest.raises(ValueError, match="sizes and draws must have the same length"):
+        stage.units(dict(settings, draws=[1]))
+
+
+def test_the_sentence_level_curve_reads_sentence_rows_only():
+    rows = pd.DataFrame({"level": ["sentence"] * 4 + ["word"] * 4, "size": 100, "draw": 0,
+                         "pair": "p1", "system": list("abcd") * 2, "metric": "mauve", "k": None,
+                         "options": "", "value": [1.0, 2.0, 3.0, 5.0, 4.0, 3.0, 2.0, 1.0],
+                         "human": [1.0, 2.0, 3.0, 4.0] * 2})
+    sentence = sample_size_curve(rows, level="sentence", n_resamples=20)
+    word = sample_size_curve(rows, n_resamples=20)
+    assert sentence["average r"].iloc[0] > 0.9 and word["average r"].iloc[0] == pytest.approx(-1)
+    with pytest.raises(ValueError, match="level"):
+        sample_size_curve(rows, level="segment")

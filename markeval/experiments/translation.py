@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from markeval._checks import check_bool, check_int, check_probability, check_seed
+from markeval._checks import check_bool, check_choice, check_int, check_probability, check_seed
 from markeval._rowwise import pearson_rows
 from markeval.datasets import (load_wmt17, wmt17_da_segments, wmt17_da_systems,
                                wmt17_system_match)
@@ -349,9 +349,10 @@ def system_correlations(rows: pd.DataFrame, level: str, size: int | None = None,
                                 seed=seed, keys=REGISTRY_KEYS)
 
 
-def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
+def sample_size_curve(rows: pd.DataFrame, *, level: str = "word", n_resamples: int = 1000,
                       confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Word level: per size and draw, each metric's Pearson r averaged over the pairs.
+    """Per size and draw of ``level``'s rows (``"word"``: word samples, ``"sentence"``:
+    sentence vectors), each metric's Pearson r averaged over the pairs.
 
     ``ci_low`` and ``ci_high`` bound a percentile bootstrap interval of that average: the
     systems of every pair are resampled with replacement (the same resample for every metric, one
@@ -375,11 +376,12 @@ def sample_size_curve(rows: pd.DataFrame, *, n_resamples: int = 1000,
     seed = check_seed(seed)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    words = rows[rows.level == "word"]
+    check_choice(level, "level", ("word", "sentence"))
+    at_level = rows[rows.level == level]
     tail = (1 - confidence) / 2
     out = []
-    for (size, draw), part in words.groupby(["size", "draw"]):
-        scores = system_long(part, "word", int(size), int(draw))
+    for (size, draw), part in at_level.groupby(["size", "draw"]):
+        scores = system_long(part, level, int(size), int(draw))
         corr = correlations_by_pair(scores, n_resamples=0)
         mean = corr.groupby("metric", sort=False).value.mean()
         replicates = np.zeros((len(mean), n_resamples))

@@ -2,16 +2,17 @@
 
 MoverScore Tables 1, 5, 6 score every DA-judged segment; Mark-Evaluate Tables 2, 5, 6 score
 every system of five language pairs. The stages ``wmt17_segment``, ``wmt17_system`` (and their
-all-mpnet-base-v2 twins), ``wmt17_segment_sets``, ``wmt17_word_curve`` and ``wmt17_prd_seeds``
-(:mod:`markeval.reproduce.stages`) only choose settings and units; what they compute and how
-their rows are set beside the papers is here:
+all-mpnet-base-v2 twins), ``wmt17_segment_sets``, ``wmt17_word_curve``, ``wmt17_prd_seeds`` and
+``wmt17_system_recent`` (:mod:`markeval.reproduce.stages`) only choose settings and units;
+what they compute and how their rows are set beside the papers is here:
 
 * the study's constants (:data:`SYSTEM_PAIRS`, :data:`SEGMENT_PAIRS`, the K grid :data:`KS`,
   :data:`DEFAULT_K`, :data:`IPR_K`, the packaged encoders and their layers);
 * the harness, inputs to long rows (:mod:`markeval.experiments.vocabulary`), one function per
   stage's unit: :func:`segment_unit_rows` (one pair's judged segments),
   :func:`score_systems` (every system of a pair on one subset of sentences),
-  :func:`segment_set_unit_rows` (set metrics per segment), :func:`prd_seed_unit_rows` (PRD
+  :func:`segment_set_unit_rows` (set metrics per segment), :func:`recent_system_unit_rows`
+  (the metrics published since, on pooled sentence vectors), :func:`prd_seed_unit_rows` (PRD
   over k-means seeds) and :func:`lexical_unit_rows` (MoverScore Table 7's SentBLEU and chrF++,
   run as WMT17 ran them);
 * the tables beside the papers, rows to ``paper_comparison.csv`` lines:
@@ -40,8 +41,8 @@ __all__ = ["DEFAULT_K", "ENCODER", "ENCODER_LAYERS", "IPR_K", "KS", "LEXICAL_MET
            "estimator_best_k", "k_choices", "layer_label", "layer_metric", "lexical_comparison",
            "lexical_correlations", "lexical_segment_scores", "lexical_unit_rows",
            "me_column_metric", "me_table_lines", "prd_seed_comparison", "prd_seed_unit_rows",
-           "score_systems", "segment_comparison", "segment_rows", "segment_scores",
-           "segment_set_comparison", "segment_set_unit_rows", "segment_unit_rows",
+           "recent_system_unit_rows", "score_systems", "segment_comparison", "segment_rows",
+           "segment_scores", "segment_set_comparison", "segment_set_unit_rows", "segment_unit_rows",
            "sentence_subset_of", "set_metrics", "system_comparison", "system_scores",
            "unit_encoder"]
 
@@ -297,6 +298,72 @@ def score_systems(level: str, pair: str, size: int | None, draw: int, settings: 
                   "draw": draw, "human": float(human)}
         out += [{**common, **row, "encoder": settings["encoder"], "options": "",
                  "value": float(row["value"])} for row in scores]
+    return pd.DataFrame(out)[[*common, *LONG_COLUMNS]]
+
+
+def recent_system_unit_rows(pair: str, settings: dict) -> pd.DataFrame:
+    """The rows of ``wmt17_system_recent``'s unit: every system of ``pair`` on pooled sentence
+    vectors, scored by ``settings["metrics"]`` at every size and draw of the settings.
+
+    MAUVE is defined on one feature per text (its paper quantises one GPT-2 vector per
+    generation), so this study reads sentence vectors
+    (:func:`~markeval.encoders.sentence_embeddings`: the encoder's mean-pooled last layer),
+    not the word samples of Mark-Evaluate Tables 2 and 6, whose five layers of one word piece
+    would fill the same buckets together. The references and each system's outputs are
+    encoded once, in one call per side over every sentence some subset needs; a size's subset
+    is :func:`sentence_subset_of` ``(pair, size, draw)``, the same for every system, and the
+    metrics' seed (MAUVE's and PRD's k-means) is the draw.
+
+    The small-set rule: MAUVE quantises a pair of ``n``-point sets into
+    :func:`~markeval.distribution.mauve.auto_buckets` ``(n, n)`` = ``n / 10`` buckets, and with
+    few buckets every histogram looks alike (the MAUVE chapter measures MAUVE near 1 for two
+    different sets at five buckets). So a metric of the ``mauve`` family is scored only where
+    the subset gives at least ``settings["mauve_min_buckets"]`` buckets; the others (density
+    and coverage at their ``k``, Vendi, Mark-Evaluate at ``settings["me_k"]``) are scored at
+    every size.
+
+    Returns long rows as :func:`score_systems`' (level ``sentence``, protocol ``pooled``;
+    ``k`` is ``settings["me_k"]`` for Mark-Evaluate and empty for the rest).
+    """
+    from markeval import registry
+    from markeval.datasets import cache_dir, load_wmt17, wmt17_da_systems, wmt17_system_match
+    from markeval.distribution.mauve import auto_buckets
+    from markeval.encoders import resolve_encoder, sentence_embeddings
+    from markeval.experiments.sensitivity import scores
+
+    if pair not in settings["pairs"]:
+        raise KeyError(f"pair {pair!r} is not in this profile's pairs {settings['pairs']}")
+    data = load_wmt17(pair, detokenize=settings["detokenize"])
+    draws = [(size, draw) for size, n_draws in zip(settings["sizes"], settings["draws"])
+             for draw in range(n_draws)]
+    subsets = {key: sentence_subset_of(pair, *key) for key in draws}
+    needed = np.unique(np.concatenate(list(subsets.values())))
+    where = {i: j for j, i in enumerate(needed)}  # sentence index -> row of the encoded block
+    encoder = resolve_encoder(settings["encoder"])
+    folder = cache_dir() / "embeddings" if settings["disk_cache"] else None
+
+    def encode(texts):
+        return sentence_embeddings([texts[i] for i in needed], encoder, progress=False,
+                                   cache_dir=folder).astype(np.float64)
+
+    refs = encode(data.references)
+    mapping = wmt17_system_match(pair).mapping
+    family = {name: registry.get(name).family for name in settings["metrics"]}
+    out = []
+    for system, human in wmt17_da_systems(pair).set_index("system").score.items():
+        outputs = encode(data.systems[mapping[system]])
+        for (size, draw), keep in subsets.items():
+            rows = [where[i] for i in keep]
+            small = auto_buckets(len(rows), len(rows)) < settings["mauve_min_buckets"]
+            metrics = [m for m in settings["metrics"] if not (small and family[m] == "mauve")]
+            values = scores(refs[rows], outputs[rows], metrics, me_k=settings["me_k"],
+                            seed=draw)
+            common = {"pair": pair, "system": system, "level": "sentence", "size": len(rows),
+                      "draw": draw, "human": float(human)}
+            out += [{**common, "encoder": settings["encoder"], "protocol": "pooled",
+                     "metric": metric, "options": "", "value": float(value),
+                     "k": settings["me_k"] if family[metric] == "mark_evaluate" else None}
+                    for metric, value in values.items()]
     return pd.DataFrame(out)[[*common, *LONG_COLUMNS]]
 
 

@@ -11,10 +11,10 @@ where a subset gives fewer than ``mauve_min_buckets`` buckets (the small-set rul
 (level ``sentence``, protocol ``pooled``), so :func:`markeval.experiments.translation.
 sample_size_curve` reads them at ``level="sentence"``.
 
-Cost, measured on the 2-core machine: MiniLM encodes about 60 texts per CPU second, so the
-five pairs' 148,000 texts (every sentence of the 50 systems and the references) are about 40
-CPU minutes; MAUVE on 3,000 + 3,000 sentence vectors (300 buckets, five k-means seeds) about
-9 s a system, and about 3 s more for the smaller subsets.
+Cost, measured on the 2-core machine: the full run's five units took 4,151 s of compute
+(2,204 s wall with two at a time, while another stage shared the cores), most of it encoding
+the five pairs' 148,000 texts (every sentence of the 50 systems and the references); MAUVE on
+3,000 + 3,000 sentence vectors (300 buckets, five k-means seeds) takes about 9 s a system.
 """
 
 from __future__ import annotations
